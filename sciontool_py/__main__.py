@@ -1,0 +1,5 @@
+import sys
+
+from sciontool_py.main import main
+
+sys.exit(main())

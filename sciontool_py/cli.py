@@ -1,0 +1,121 @@
+"""The typer app: every command's options and help, wired to the modules that do the work."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from sciontool_py.errors import SciontoolError
+
+app = typer.Typer(
+    name="sciontool",
+    help="Scion's agent hook pipe, both ends: receive envelopes as Scion does, send them as core-agent does.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
+app.add_typer(dialect_app, name="dialect")
+
+DialectOpt = Annotated[
+    Optional[str], typer.Option("--dialect", help="Dialect name (default: claude, as in Scion).")
+]
+DialectFileOpt = Annotated[
+    Optional[str], typer.Option("--dialect-file", help="A dialect.yaml to use instead of a name.")
+]
+
+
+def fail(message: str) -> NoReturn:
+    typer.echo(f"sciontool: {message}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(
+    dialect: DialectOpt = None,
+    dialect_file: DialectFileOpt = None,
+    args: Annotated[Optional[list[str]], typer.Argument(help="ask_user|task_completed [MESSAGE...] | EVENT_NAME")] = None,
+) -> None:
+    """Read one envelope on stdin, update the agent's status files as Scion does.
+
+    Stdout carries only the dialect's declared response. Exit 0, or 1 with
+    a one-line error; never 2.
+    """
+    from sciontool_py.main import guarded, hook_command
+
+    argv = ([f"--dialect={dialect}"] if dialect else []) + (
+        [f"--dialect-file={dialect_file}"] if dialect_file else []
+    )
+    raise typer.Exit(guarded("hook", hook_command, argv + ["--"] + (args or [])))
+
+
+@app.command()
+def status(
+    status_type: Annotated[str, typer.Argument(metavar="TYPE", help="ask_user, blocked, task_completed or limits_exceeded")],
+    message: Annotated[Optional[list[str]], typer.Argument(help="What to tell the user.")] = None,
+) -> None:
+    """Set a sticky status (what core-agent's sciontool_status tool calls)."""
+    from sciontool_py.main import guarded, status_command
+
+    raise typer.Exit(guarded("status", status_command, [status_type] + (message or [])))
+
+
+@app.command("normalize")
+def normalize_command(
+    files: Annotated[Optional[list[str]], typer.Argument(help="Envelope files (JSON or JSONL); stdin if none.")] = None,
+    dialect: DialectOpt = None,
+    dialect_file: DialectFileOpt = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Include the original envelope as data.raw.")] = False,
+) -> None:
+    """Print the canonical event of each envelope, one JSON line each; no side effects."""
+    from sciontool_py.batch import normalize_stream
+    from sciontool_py.dialect.discover import resolve
+
+    try:
+        spec = resolve(dialect, dialect_file)
+        out = sys.stdout
+        if not files:
+            normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, raw)
+        for path in files or []:
+            try:
+                with open(path, "rb") as stream:
+                    normalize_stream(spec, stream, path, out, raw)
+            except OSError as exc:
+                raise SciontoolError(f"{path}: {exc.strerror or exc}") from None
+    except SciontoolError as exc:
+        sys.stdout.flush()
+        fail(str(exc))
+
+
+@dialect_app.command("list")
+def dialect_list() -> None:
+    """Every dialect found, in lookup order: name and source file."""
+    from sciontool_py.dialect.discover import list_dialects
+
+    for name, path in list_dialects():
+        typer.echo(f"{name}\t{path}")
+
+
+@dialect_app.command("show")
+def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> None:
+    """The resolved, validated dialect as JSON."""
+    import json
+
+    from sciontool_py.dialect.discover import find_dialect
+
+    try:
+        spec = find_dialect(name)
+    except SciontoolError as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
+
+
+def run(args: list[str]) -> int:
+    try:
+        app(args, prog_name="sciontool", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

@@ -1,0 +1,111 @@
+"""Which dialect.yaml a `--dialect NAME` means.
+
+First match wins: each folder of $SCION_DIALECTS_PATH (NAME/dialect.yaml),
+then $HOME/.scion/harness/dialect.yaml when it declares NAME (Scion's own
+rule), then the dialects shipped in this package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from sciontool_py.dialect.load import load_dialect
+from sciontool_py.dialect.spec import DialectSpec
+from sciontool_py.errors import DialectError
+
+DEFAULT_DIALECT = "claude"  # Scion's default when --dialect is not given
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+
+
+def packaged_dir() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    inside = os.path.join(os.path.dirname(here), "dialects")  # installed wheel
+    if os.path.isdir(inside):
+        return inside
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "dialects")  # source checkout
+
+
+def harness_file() -> str:
+    return os.path.join(os.path.expanduser("~"), ".scion", "harness", "dialect.yaml")
+
+
+def _search_dirs() -> list[str]:
+    dirs = [d for d in os.environ.get("SCION_DIALECTS_PATH", "").split(":") if d]
+    return dirs + [packaged_dir()]
+
+
+def _inside(folder: str, name: str) -> str | None:
+    """folder/name/dialect.yaml if it exists and does not escape folder."""
+    candidate = os.path.join(folder, name, "dialect.yaml")
+    if not os.path.isfile(candidate):
+        return None
+    root = os.path.realpath(folder)
+    real = os.path.realpath(candidate)
+    if os.path.commonpath([root, real]) != root:
+        raise DialectError(f"{candidate}: resolves to {real}, outside the search folder {folder}")
+    return candidate
+
+
+def find_dialect(name: str) -> DialectSpec:
+    if not _NAME.match(name):
+        raise DialectError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
+    search = _search_dirs()
+    for folder in search[:-1]:
+        found = _inside(folder, name)
+        if found:
+            return _checked(load_dialect(found), name)
+    harness = harness_file()
+    if os.path.isfile(harness):
+        spec = load_dialect(harness)
+        if spec.name == name:
+            return spec
+    found = _inside(search[-1], name)
+    if found:
+        return _checked(load_dialect(found), name)
+    known = ", ".join(sorted({n for n, _ in list_dialects()})) or "none"
+    raise DialectError(f"unknown dialect {name!r}; available: {known}")
+
+
+def _checked(spec: DialectSpec, name: str) -> DialectSpec:
+    if spec.name != name:
+        raise DialectError(f"{spec.source}: declares dialect {spec.name!r} but {name!r} was requested")
+    return spec
+
+
+def resolve(name: str | None, dialect_file: str | None) -> DialectSpec:
+    """The dialect a command was asked for: an explicit file wins over a name."""
+    if dialect_file:
+        return load_dialect(dialect_file)
+    return find_dialect(name or DEFAULT_DIALECT)
+
+
+def list_dialects() -> list[tuple[str, str]]:
+    """(name, path) of every dialect found, in lookup order, first of a name only."""
+    found: dict[str, str] = {}
+    search = _search_dirs()
+    for folder in search[:-1]:
+        _collect(folder, found)
+    harness = harness_file()
+    if os.path.isfile(harness):
+        try:
+            found.setdefault(load_dialect(harness).name, harness)
+        except DialectError:
+            pass
+    _collect(search[-1], found)
+    return list(found.items())
+
+
+def _collect(folder: str, found: dict[str, str]) -> None:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for name in names:
+        if _NAME.match(name) and name not in found:
+            try:
+                path = _inside(folder, name)
+            except DialectError:
+                continue
+            if path:
+                found[name] = path

@@ -1,0 +1,102 @@
+"""Load a dialect file, through a compiled cache so the hook skips YAML.
+
+Importing PyYAML and validating costs more than the whole hook may; the
+validated spec is stored as JSON under the user's cache folder, keyed by the
+file's path, size, mtime, ctime and inode.  Any doubt about a cache entry
+(stale, corrupt, unreadable, unwritable) falls back to the YAML file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+
+from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
+from sciontool_py.errors import DialectError
+
+
+def cache_dir() -> str:
+    explicit = os.environ.get("SCIONTOOL_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sciontool-py")
+
+
+def _cache_path(path: str) -> str:
+    tag = f"{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}"
+    return os.path.join(cache_dir(), f"dialect-{tag}.json")
+
+
+def _key(path: str, st: os.stat_result) -> list[object]:
+    return [FORMAT_VERSION, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _from_cache(path: str, key: list[object]) -> DialectSpec | None:
+    try:
+        with open(_cache_path(path), encoding="utf-8") as handle:
+            entry = json.load(handle)
+        if entry["key"] != key:
+            return None
+        return DialectSpec.from_json(entry["spec"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _to_cache(path: str, key: list[object], spec: DialectSpec) -> None:
+    target = _cache_path(path)
+    temp = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump({"key": key, "spec": spec.to_json()}, handle)
+        os.replace(temp, target)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def read_dialect_text(path: str) -> str:
+    """The file's text, refused when absurdly large or not UTF-8."""
+    from sciontool_py.dialect.validate import MAX_DIALECT_BYTES
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DIALECT_BYTES + 1)
+    except OSError as exc:
+        raise DialectError(f"{path}: cannot read dialect: {exc.strerror or exc}") from None
+    if len(data) > MAX_DIALECT_BYTES:
+        raise DialectError(f"{path}: dialect file is larger than {MAX_DIALECT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DialectError(f"{path}: dialect file is not UTF-8") from None
+
+
+def compile_dialect(path: str) -> DialectSpec:
+    """Parse and validate without the cache; DialectError names the first problem."""
+    from sciontool_py.dialect.validate import check_text
+
+    spec, problems = check_text(read_dialect_text(path), path)
+    if spec is None:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise DialectError(f"{problems[0]}{more}")
+    return spec
+
+
+def load_dialect(path: str) -> DialectSpec:
+    """A validated dialect from a dialect.yaml path, cached when possible."""
+    path = os.path.abspath(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise DialectError(f"{path}: cannot read dialect: {exc.strerror or exc}") from None
+    key = _key(path, st)
+    spec = _from_cache(path, key)
+    if spec is None:
+        spec = compile_dialect(path)
+        _to_cache(path, key, spec)
+    return spec

@@ -1,0 +1,67 @@
+"""A validated dialect in the compact form the hook uses.
+
+Built by ``dialect.load`` from dialect.yaml (or from its cached compiled
+form); holds nothing but plain data so it can be stored as JSON.
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1  # bump when the compiled form below changes
+
+
+class Mapping:
+    __slots__ = ("event", "fields")
+
+    def __init__(self, event: str, fields: dict[str, tuple[str, ...]]) -> None:
+        self.event = event
+        self.fields = fields  # canonical data field -> path segments
+
+
+class DialectSpec:
+    __slots__ = ("name", "name_fields", "mappings", "responses", "options", "source")
+
+    def __init__(
+        self,
+        name: str,
+        name_fields: tuple[str, ...],
+        mappings: dict[str, Mapping],
+        responses: dict[str, object],
+        options: dict[str, object],
+        source: str,
+    ) -> None:
+        self.name = name
+        self.name_fields = name_fields  # raw event name is the first non-empty one
+        self.mappings = mappings
+        self.responses = responses
+        self.options = options
+        self.source = source
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "format": FORMAT_VERSION,
+            "dialect": self.name,
+            "event_name_fields": list(self.name_fields),
+            "mappings": {
+                raw: {"event": m.event, "fields": {k: list(v) for k, v in m.fields.items()}}
+                for raw, m in self.mappings.items()
+            },
+            "responses": self.responses,
+            "options": self.options,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> DialectSpec:  # type: ignore[type-arg]
+        if data.get("format") != FORMAT_VERSION:
+            raise ValueError("compiled dialect has another format version")
+        return cls(
+            name=data["dialect"],
+            name_fields=tuple(data["event_name_fields"]),
+            mappings={
+                raw: Mapping(m["event"], {k: tuple(v) for k, v in m["fields"].items()})
+                for raw, m in data["mappings"].items()
+            },
+            responses=data["responses"],
+            options=data["options"],
+            source=data["source"],
+        )

@@ -1,0 +1,274 @@
+"""dialect.yaml -> DialectSpec, with every problem reported at its line.
+
+Strict on purpose: a typo in a dialect otherwise shows up only as a wrong
+status display in Scion, long after the file was written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import yaml
+
+from sciontool_py.dialect.spec import DialectSpec, Mapping
+from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
+
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
+
+TOP_LEVEL_KEYS = (
+    "dialect",
+    "event_name_field",
+    "event_name_fields",
+    "mappings",
+    "responses",
+    "options",
+)
+MAPPING_KEYS = ("event", "fields")
+# Options for what YAML paths cannot express.
+OPTION_KINDS = {
+    # agent-end: when the envelope has no assistant text, read it from the
+    # Claude-style JSONL transcript named by `transcript_path`.
+    "transcript_assistant_text": bool,
+    # tool-start of one of these tools means the agent now waits for the user.
+    "input_tools": list,
+}
+
+
+class Problem:
+    __slots__ = ("path", "line", "col", "message", "severity")
+
+    def __init__(self, path: str, line: int, col: int, message: str, severity: str = "error") -> None:
+        self.path = path
+        self.line = line
+        self.col = col
+        self.message = message
+        self.severity = severity
+
+    def __str__(self) -> str:
+        prefix = "" if self.severity == "error" else "warning: "
+        return f"{self.path}:{self.line}:{self.col}: {prefix}{self.message}"
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Refuses YAML aliases: a dialect needs none, and they allow alias bombs."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in a dialect file", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def path_segments(path: str) -> tuple[str, ...] | None:
+    """Split a dotted payload path; None when it is malformed."""
+    if path != path.strip():
+        return None
+    segments = tuple((path[1:] if path.startswith(".") else path).split("."))
+    if any(not s for s in segments):
+        return None
+    return segments
+
+
+class _Checker:
+    def __init__(self, text: str, path: str) -> None:
+        self.path = path
+        self.loader = _NoAliasLoader(text)
+        self.problems: list[Problem] = []
+
+    def problem(self, node: yaml.Node | yaml.Mark | None, message: str) -> None:
+        mark = node.start_mark if isinstance(node, yaml.Node) else node
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        self.problems.append(Problem(self.path, line, col, message))
+
+    def value(self, node: yaml.Node) -> object:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            self.problem(getattr(exc, "problem_mark", None) or node, _yaml_message(exc))
+            return None
+
+    def string(self, node: yaml.Node, what: str) -> str | None:
+        value = self.value(node)
+        if isinstance(value, str) and value:
+            return value
+        self.problem(node, f"{what} must be a non-empty string")
+        return None
+
+    def pairs(
+        self, node: yaml.Node, what: str, allowed: tuple[str, ...] | None = None
+    ) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """The (key, key node, value node) pairs of a mapping, keys checked."""
+        if not isinstance(node, yaml.MappingNode):
+            self.problem(node, f"{what} must be a mapping")
+            return []
+        seen: set[str] = set()
+        out = []
+        for key_node, value_node in node.value:
+            key = self.value(key_node)
+            if not isinstance(key, str):
+                self.problem(key_node, f"{what}: key {key!r} must be a string")
+                continue
+            if key in seen:
+                self.problem(key_node, f"{what}: duplicate key {key!r}")
+                continue
+            seen.add(key)
+            if allowed is not None and key not in allowed:
+                self.problem(key_node, f"{what}: unknown key {key!r}{suggest(key, allowed)}")
+                continue
+            out.append((key, key_node, value_node))
+        return out
+
+    def run(self) -> DialectSpec | None:
+        try:
+            root = self.loader.get_single_node()
+        except yaml.YAMLError as exc:
+            self.problem(getattr(exc, "problem_mark", None), _yaml_message(exc))
+            return None
+        finally:
+            self.loader.dispose()
+        if root is None:
+            self.problem(None, "the file is empty")
+            return None
+        top = {key: (k, v) for key, k, v in self.pairs(root, "dialect file", TOP_LEVEL_KEYS)}
+        if not isinstance(root, yaml.MappingNode):
+            return None
+        name = self.dialect_name(top)
+        name_fields = self.name_fields(root, top)
+        mappings = self.mappings(top["mappings"][1]) if "mappings" in top else {}
+        responses = self.responses(top["responses"][1]) if "responses" in top else {}
+        options = self.options(top["options"][1]) if "options" in top else {}
+        if self.problems or name is None or name_fields is None:
+            return None
+        return DialectSpec(name, name_fields, mappings, responses, options, self.path)
+
+    def dialect_name(self, top: dict[str, tuple[yaml.Node, yaml.Node]]) -> str | None:
+        if "dialect" not in top:
+            self.problem(None, "missing required key 'dialect'")
+            return None
+        node = top["dialect"][1]
+        name = self.string(node, "'dialect'")
+        if name is not None and not NAME_PATTERN.match(name):
+            self.problem(node, f"'dialect' {name!r} must match [a-z0-9][a-z0-9._-]*")
+            return None
+        return name
+
+    def name_fields(
+        self, root: yaml.Node, top: dict[str, tuple[yaml.Node, yaml.Node]]
+    ) -> tuple[str, ...] | None:
+        if "event_name_fields" in top:
+            node = top["event_name_fields"][1]
+            if not isinstance(node, yaml.SequenceNode) or not node.value:
+                self.problem(node, "'event_name_fields' must be a non-empty list of field names")
+                return None
+            fields = [self.string(item, "each of 'event_name_fields'") for item in node.value]
+            if "event_name_field" in top:
+                self.string(top["event_name_field"][1], "'event_name_field'")
+            return tuple(f for f in fields if f) if all(fields) else None
+        if "event_name_field" in top:
+            field = self.string(top["event_name_field"][1], "'event_name_field'")
+            return (field,) if field else None
+        self.problem(root, "missing required key 'event_name_field' or 'event_name_fields'")
+        return None
+
+    def mappings(self, node: yaml.Node) -> dict[str, Mapping]:
+        out = {}
+        for raw, _, entry in self.pairs(node, "'mappings'"):
+            where = f"mappings.{raw}"
+            keys = {k: v for k, _, v in self.pairs(entry, where, MAPPING_KEYS)}
+            if not isinstance(entry, yaml.MappingNode):
+                continue
+            if "event" not in keys:
+                self.problem(entry, f"{where}: missing required key 'event'")
+                continue
+            event = self.string(keys["event"], f"{where}.event")
+            if event is not None and event not in EVENTS:
+                self.problem(
+                    keys["event"],
+                    f"{where}.event: {event!r} is not a canonical event{suggest(event, EVENTS)}",
+                )
+            fields = self.fields(keys["fields"], where) if "fields" in keys else {}
+            if event is not None:
+                out[raw] = Mapping(event, fields)
+        return out
+
+    def fields(self, node: yaml.Node, where: str) -> dict[str, tuple[str, ...]]:
+        out = {}
+        field_names = tuple(FIELD_KINDS)
+        for field, key_node, path_node in self.pairs(node, f"{where}.fields"):
+            if field not in FIELD_KINDS:
+                self.problem(
+                    key_node,
+                    f"{where}.fields: {field!r} is not an event data field{suggest(field, field_names)}",
+                )
+                continue
+            path = self.string(path_node, f"{where}.fields.{field}")
+            if path is None:
+                continue
+            segments = path_segments(path)
+            if segments is None:
+                self.problem(
+                    path_node,
+                    f"{where}.fields.{field}: malformed path {path!r} (expected .key or .a.b.c)",
+                )
+                continue
+            out[field] = segments
+        return out
+
+    def responses(self, node: yaml.Node) -> dict[str, object]:
+        out = {}
+        for raw, _, value_node in self.pairs(node, "'responses'"):
+            value = self.value(value_node)
+            if not isinstance(value, dict):
+                self.problem(value_node, f"responses.{raw}: must be a mapping (printed as a JSON object)")
+            elif not _is_json(value):
+                self.problem(value_node, f"responses.{raw}: holds a value JSON cannot carry")
+            else:
+                out[raw] = value
+        return out
+
+    def options(self, node: yaml.Node) -> dict[str, object]:
+        out = {}
+        for key, _, value_node in self.pairs(node, "'options'", tuple(OPTION_KINDS)):
+            value = self.value(value_node)
+            kind = OPTION_KINDS[key]
+            if not isinstance(value, kind) or (
+                kind is list and not all(isinstance(v, str) and v for v in value)  # type: ignore[attr-defined]
+            ):
+                wanted = "true or false" if kind is bool else "a list of strings"
+                self.problem(value_node, f"options.{key}: must be {wanted}")
+                continue
+            out[key] = value
+        return out
+
+
+def _is_json(value: object) -> bool:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    text = " ".join(p for p in (context, problem) if p) or str(exc).splitlines()[0]
+    return f"invalid YAML: {text}"
+
+
+def check_text(text: str, path: str) -> tuple[DialectSpec | None, list[Problem]]:
+    """Parse and validate dialect YAML; the spec is None when any problem is found."""
+    checker = _Checker(text, path)
+    spec = checker.run()
+    return spec, checker.problems

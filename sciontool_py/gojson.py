@@ -1,0 +1,165 @@
+"""JSON the way Scion's Go programs read and write it.
+
+Go decodes every JSON number into a float64 and its encoder sorts object
+keys, writes no spaces, escapes ``<`` ``>`` ``&`` and U+2028/U+2029, and
+formats floats without a fraction when they are integral.  Matching that
+byte for byte is what lets the same envelope produce the same event in
+both programs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JSONError(ValueError):
+    """The input is not JSON that Go's decoder would accept."""
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JSONError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _reject_constant(name: str) -> float:
+    raise JSONError(f"invalid JSON value {name}")
+
+
+_decoder = json.JSONDecoder(
+    parse_int=_number, parse_float=_number, parse_constant=_reject_constant
+)
+
+
+def loads(text: str) -> object:
+    """Decode like Go's ``json.Unmarshal`` into ``interface{}``."""
+    try:
+        value, end = _decoder.raw_decode(text, _skip_ws(text, 0))
+    except json.JSONDecodeError as exc:
+        raise JSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise JSONError("invalid JSON: nested too deeply") from None
+    end = _skip_ws(text, end)
+    if end != len(text):
+        raise JSONError(f"invalid JSON: unexpected data after the value at offset {end}")
+    if _LONE_SURROGATE_ESCAPE.search(text):
+        # Go replaces an unpaired UTF-16 escape with U+FFFD while decoding.
+        value = _replace_surrogates(value)
+    return value
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    n = len(text)
+    while pos < n and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
+
+
+def _replace_surrogates(value: object) -> object:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_LONE_SURROGATE.sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
+
+
+def format_float(value: float) -> str:
+    """Format a float64 as Go's encoding/json does."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise JSONError("NaN and infinite numbers have no JSON form")
+    if value == 0:
+        return "-0" if str(value)[0] == "-" else "0"
+    text = repr(value)
+    mantissa, _, exp_text = text.partition("e")
+    negative = mantissa.startswith("-")
+    mantissa = mantissa.lstrip("-")
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    # Position of the decimal point relative to the first significant digit.
+    point = len(whole) + int(exp_text or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    sign = "-" if negative else ""
+    magnitude = abs(value)
+    if magnitude < 1e-6 or magnitude >= 1e21:
+        exp = point - 1
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        exp_sign = "-" if exp < 0 else "+"
+        exp_digits = str(abs(exp))
+        if exp_sign == "+" and len(exp_digits) < 2:
+            exp_digits = "0" + exp_digits
+        return f"{sign}{body}e{exp_sign}{exp_digits}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _string(value: str) -> str:
+    out = _encode_str(value)
+    if "<" in out or ">" in out or "&" in out:
+        out = out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    if "\u2028" in out or "\u2029" in out:
+        out = out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    if _LONE_SURROGATE.search(out):
+        out = _LONE_SURROGATE.sub("\ufffd", out)
+    return out
+
+
+def _encode(value: object, out: list[str], indent: str | None, depth: int) -> None:
+    if isinstance(value, str):
+        out.append(_string(value))
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, (int, float)):
+        out.append(format_float(float(value)))
+    elif isinstance(value, (dict, list, tuple)):
+        is_dict = isinstance(value, dict)
+        items = sorted(value) if is_dict else value  # type: ignore[type-var]
+        if not items:
+            out.append("{}" if is_dict else "[]")
+            return
+        out.append("{" if is_dict else "[")
+        inner = "\n" + indent * (depth + 1) if indent is not None else ""
+        for i, item in enumerate(items):
+            if i:
+                out.append(",")
+            out.append(inner)
+            if is_dict:
+                out.append(_string(str(item)))
+                out.append(": " if indent is not None else ":")
+                item = value[item]  # type: ignore[index]
+            _encode(item, out, indent, depth + 1)
+        if indent is not None:
+            out.append("\n" + indent * depth)
+        out.append("}" if is_dict else "]")
+    else:
+        raise JSONError(f"cannot encode a {type(value).__name__} as JSON")
+
+
+def dumps(value: object, indent: str | None = None) -> str:
+    """Encode as Go's ``json.Marshal`` (or ``json.MarshalIndent`` with indent) would."""
+    out: list[str] = []
+    try:
+        _encode(value, out, indent, 0)
+    except RecursionError:
+        raise JSONError("value nested too deeply to encode") from None
+    return "".join(out)

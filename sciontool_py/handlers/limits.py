@@ -1,0 +1,80 @@
+"""agent-limits.json: turn and model-call counts against SCION_MAX_* limits."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sciontool_py import gojson
+from sciontool_py.handlers.files import read_json_object, write_atomic
+
+TRIGGER_FILE = "/tmp/scion-limits-exceeded"  # Scion's init watches this path
+_COUNTED = {
+    # event -> (count key, limit key)
+    "agent-end": ("turn_count", "max_turns"),
+    "model-end": ("model_call_count", "max_model_calls"),
+}
+_ORDER = ("turn_count", "model_call_count", "max_turns", "max_model_calls")
+
+
+def _env_limit(name: str) -> int:
+    try:
+        return max(int(os.environ.get(name, "")), 0)
+    except ValueError:
+        return 0
+
+
+def configured_limits() -> dict[str, int] | None:
+    """The limits set in the environment, or None when there are none."""
+    limits = {"max_turns": _env_limit("SCION_MAX_TURNS"), "max_model_calls": _env_limit("SCION_MAX_MODEL_CALLS")}
+    return limits if any(limits.values()) else None
+
+
+def path_in(home: str) -> str:
+    return os.path.join(home, "agent-limits.json")
+
+
+def _as_count(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
+    """The counts so far (a missing or damaged file starts them at zero)."""
+    stored = read_json_object(path_in(home))
+    started = stored.get("started_at")
+    return {
+        "turn_count": _as_count(stored.get("turn_count")),
+        "model_call_count": _as_count(stored.get("model_call_count")),
+        **limits,
+        "started_at": started if isinstance(started, str) and started else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _render(state: dict[str, object]) -> str:
+    # Go struct order, MarshalIndent with two spaces, no trailing newline.
+    lines = [f'  "{key}": {state[key]}' for key in _ORDER]
+    lines.append(f'  "started_at": {gojson.dumps(state["started_at"])}')
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dict[str, object], str]:
+    """Count the event; returns the state and the exceeded message ('' if within limits)."""
+    state = read_state(home, limits)
+    keys = _COUNTED.get(event_name)
+    if keys is None or not limits[keys[1]]:
+        return state, ""
+    count_key, limit_key = keys
+    count = state[count_key] = int(state[count_key]) + 1  # type: ignore[call-overload]
+    write_atomic(path_in(home), _render(state))
+    limit = limits[limit_key]
+    if count < limit:
+        return state, ""
+    return state, f"{limit_key} of {limit} exceeded (completed {count})"
+
+
+def write_trigger(message: str) -> None:
+    fd = os.open(TRIGGER_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        os.write(fd, message.encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)

@@ -1,0 +1,107 @@
+"""`sciontool hook`: one envelope in, canonical event through the handlers."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sciontool_py import gojson
+from sciontool_py.dialect.discover import resolve
+from sciontool_py.dialect.normalize import normalize
+from sciontool_py.errors import EventError, SciontoolError
+from sciontool_py.handlers import agent_info, agent_log
+from sciontool_py.handlers.files import StateLock, home_dir
+from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
+from sciontool_py.handlers.prompt_file import save_first_prompt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sciontool_py.event import CanonicalEvent
+
+
+def parse_envelope(data: bytes) -> object:
+    """Decode stdin bytes; EventError says what is wrong in one line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EventError(f"envelope is not valid UTF-8 (bad byte at offset {exc.start})") from None
+    if not text.strip():
+        raise EventError("envelope is blank: expected one JSON object")
+    try:
+        return gojson.loads(text)
+    except gojson.JSONError as exc:
+        raise EventError(f"envelope: {exc}") from None
+
+
+def hub_configured() -> bool:
+    return bool(os.environ.get("SCION_HUB_ENDPOINT") or os.environ.get("SCION_HUB_URL"))
+
+
+def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> None:
+    """Run every handler of Scion's hook for one event, in Scion's order."""
+    limits = configured_limits()
+    exceeded = ""
+    state: dict[str, object] = {}
+    with StateLock(home):
+        info = agent_info.read(home)
+        if agent_info.apply_event(info, event, input_tools):
+            agent_info.write(home, info)
+        agent_log.write_line(home, *agent_log.describe(event))
+        save_first_prompt(home, event)
+        if limits:
+            state, exceeded = count_event(home, event.name, limits)
+            if exceeded:
+                agent_info.set_activity(info, "limits_exceeded")
+                agent_info.write(home, info)
+                agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
+                write_trigger(exceeded)
+    if hub_configured():
+        _report_to_hub(home, event, info, state)
+
+
+def _report_to_hub(
+    home: str, event: CanonicalEvent, info: dict[str, object], state: dict[str, object]
+) -> None:
+    from sciontool_py.handlers.hub import Hub, event_update, reply_body, status_body
+
+    hub = Hub.from_env(home)
+    if hub is None:
+        return
+    text = {f: event.text(f) for f in ("tool_name", "prompt", "message")}
+    reply = event.text("assistant_text")
+    if event.name == "agent-end" and reply:
+        hub.report(home, "Hub: outbound assistant reply", "outbound-message", reply_body(reply), retries=0)
+    fields = event_update(event.name, info, text)
+    if state:
+        fields.update(
+            currentTurns=state["turn_count"],
+            currentModelCalls=state["model_call_count"],
+            startedAt=state["started_at"],
+        )
+    hub.report(home, "Hub status update", "status", status_body(fields))
+
+
+def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:
+    """Process one envelope; returns what goes on stdout (the dialect's response)."""
+    if not data:
+        return ""  # Scion: empty stdin is a no-op
+    payload = parse_envelope(data)
+    spec = resolve(dialect, dialect_file)
+    event = normalize(spec, payload)
+    input_tools = spec.options.get("input_tools") or []
+    try:
+        apply_event(home_dir(), event, input_tools)  # type: ignore[arg-type]
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        raise SciontoolError(f"cannot update agent state{where}: {exc.strerror or exc}") from None
+    if event.raw_name in spec.responses:
+        return gojson.dumps(spec.responses[event.raw_name]) + "\n"
+    return ""
+
+
+def read_stdin() -> bytes:
+    """Stdin's bytes; nothing when it is a terminal (Scion treats that as a no-op)."""
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return b""
+    return stdin.buffer.read()

@@ -1,0 +1,44 @@
+"""`sciontool status TYPE [MESSAGE...]`: sticky states an agent sets itself."""
+
+from __future__ import annotations
+
+from sciontool_py.errors import SciontoolError
+from sciontool_py.handlers import agent_info, agent_log
+from sciontool_py.handlers.files import StateLock, home_dir
+
+# type -> (activity, default message, log prefix)
+STATUS_TYPES = {
+    "ask_user": ("waiting_for_input", "Input requested", "Agent requested input"),
+    "blocked": ("blocked", "Agent is blocked", "Agent blocked"),
+    "task_completed": ("completed", "Task completed", "Agent completed task"),
+    "limits_exceeded": ("limits_exceeded", "Agent limits exceeded", "Agent limits exceeded"),
+}
+
+
+def report_status(status_type: str, message: str) -> None:
+    if status_type not in STATUS_TYPES:
+        raise SciontoolError(
+            f"unknown status type {status_type!r}; valid types: {', '.join(STATUS_TYPES)}"
+        )
+    activity, default, prefix = STATUS_TYPES[status_type]
+    message = message or default
+    home = home_dir()
+    try:
+        with StateLock(home):
+            info = agent_info.read(home)
+            agent_info.set_activity(info, activity)
+            agent_info.write(home, info)
+            agent_log.write_line(home, activity, f"{prefix}: {message}")
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        raise SciontoolError(f"cannot update agent state{where}: {exc.strerror or exc}") from None
+    from sciontool_py.hook import hub_configured
+
+    if hub_configured():
+        from sciontool_py.handlers.hub import Hub, status_body
+
+        hub = Hub.from_env(home)
+        if hub is not None:
+            key = "taskSummary" if status_type == "task_completed" else "message"
+            body = status_body({"activity": activity, key: message})
+            hub.report(home, "Hub status update", "status", body)
