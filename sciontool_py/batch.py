@@ -40,9 +40,7 @@ def read_envelopes(stream: BinaryIO, name: str) -> Iterator[tuple[int, object]]:
         yield number, value
 
 
-def normalize_stream(
-    spec: DialectSpec, stream: BinaryIO, name: str, out: TextIO, include_raw: bool
-) -> int:
+def normalize_stream(spec: DialectSpec, stream: BinaryIO, name: str, out: TextIO, include_raw: bool) -> int:
     """Write one canonical event line per envelope; returns how many were written."""
     written = 0
     for number, payload in read_envelopes(stream, name):

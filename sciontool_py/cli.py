@@ -36,7 +36,9 @@ def fail(message: str) -> NoReturn:
 def hook(
     dialect: DialectOpt = None,
     dialect_file: DialectFileOpt = None,
-    args: Annotated[Optional[list[str]], typer.Argument(help="ask_user|task_completed [MESSAGE...] | EVENT_NAME")] = None,
+    args: Annotated[
+        Optional[list[str]], typer.Argument(help="ask_user|task_completed [MESSAGE...] | EVENT_NAME")
+    ] = None,
 ) -> None:
     """Read one envelope on stdin, update the agent's status files as Scion does.
 
@@ -53,7 +55,9 @@ def hook(
 
 @app.command()
 def status(
-    status_type: Annotated[str, typer.Argument(metavar="TYPE", help="ask_user, blocked, task_completed or limits_exceeded")],
+    status_type: Annotated[
+        str, typer.Argument(metavar="TYPE", help="ask_user, blocked, task_completed or limits_exceeded")
+    ],
     message: Annotated[Optional[list[str]], typer.Argument(help="What to tell the user.")] = None,
 ) -> None:
     """Set a sticky status (what core-agent's sciontool_status tool calls)."""
@@ -64,7 +68,9 @@ def status(
 
 @app.command("normalize")
 def normalize_command(
-    files: Annotated[Optional[list[str]], typer.Argument(help="Envelope files (JSON or JSONL); stdin if none.")] = None,
+    files: Annotated[
+        Optional[list[str]], typer.Argument(help="Envelope files (JSON or JSONL); stdin if none.")
+    ] = None,
     dialect: DialectOpt = None,
     dialect_file: DialectFileOpt = None,
     raw: Annotated[bool, typer.Option("--raw", help="Include the original envelope as data.raw.")] = False,

@@ -29,9 +29,7 @@ class CanonicalEvent:
             parts += [',"raw_name":', gojson.dumps(self.raw_name)]
         if self.dialect:
             parts += [',"dialect":', gojson.dumps(self.dialect)]
-        fields = [
-            f'"{f}":{_scalar(self.data[f])}' for f in DATA_FIELD_ORDER if self.data.get(f)
-        ]
+        fields = [f'"{f}":{_scalar(self.data[f])}' for f in DATA_FIELD_ORDER if self.data.get(f)]
         if include_raw and self.raw:
             # Go writes map keys sorted, struct fields in declaration order.
             fields.append('"raw":' + gojson.dumps(self.raw))

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
 _LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -36,9 +36,7 @@ def _reject_constant(name: str) -> float:
     raise JSONError(f"invalid JSON value {name}")
 
 
-_decoder = json.JSONDecoder(
-    parse_int=_number, parse_float=_number, parse_constant=_reject_constant
-)
+_decoder = json.JSONDecoder(parse_int=_number, parse_float=_number, parse_constant=_reject_constant)
 
 
 def loads(text: str) -> object:
@@ -133,7 +131,7 @@ def _encode(value: object, out: list[str], indent: str | None, depth: int) -> No
         out.append(format_float(float(value)))
     elif isinstance(value, (dict, list, tuple)):
         is_dict = isinstance(value, dict)
-        items = sorted(value) if is_dict else value  # type: ignore[type-var]
+        items = sorted(value) if is_dict else value
         if not items:
             out.append("{}" if is_dict else "[]")
             return
@@ -146,7 +144,7 @@ def _encode(value: object, out: list[str], indent: str | None, depth: int) -> No
             if is_dict:
                 out.append(_string(str(item)))
                 out.append(": " if indent is not None else ":")
-                item = value[item]  # type: ignore[index]
+                item = value[item]
             _encode(item, out, indent, depth + 1)
         if indent is not None:
             out.append("\n" + indent * depth)

@@ -87,7 +87,7 @@ def guarded(command: str, run: object, args: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 1
-    except Exception as exc:  # noqa: BLE001 - last line of defence for an observer
+    except Exception as exc:  # last line of defence for an observer
         sys.stderr.write(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}\n")
         return 1
     return 0

@@ -17,9 +17,7 @@ STATUS_TYPES = {
 
 def report_status(status_type: str, message: str) -> None:
     if status_type not in STATUS_TYPES:
-        raise SciontoolError(
-            f"unknown status type {status_type!r}; valid types: {', '.join(STATUS_TYPES)}"
-        )
+        raise SciontoolError(f"unknown status type {status_type!r}; valid types: {', '.join(STATUS_TYPES)}")
     activity, default, prefix = STATUS_TYPES[status_type]
     message = message or default
     home = home_dir()

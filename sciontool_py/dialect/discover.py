@@ -32,7 +32,7 @@ def harness_file() -> str:
 
 def _search_dirs() -> list[str]:
     dirs = [d for d in os.environ.get("SCION_DIALECTS_PATH", "").split(":") if d]
-    return dirs + [packaged_dir()]
+    return [*dirs, packaged_dir()]
 
 
 def _inside(folder: str, name: str) -> str | None:

@@ -49,7 +49,11 @@ def normalize(spec: DialectSpec, payload: object) -> CanonicalEvent:
     if file_path:
         data["file_path"] = file_path
     name = mapping.event if mapping is not None else raw_name
-    if name == "agent-end" and not data.get("assistant_text") and spec.options.get("transcript_assistant_text"):
+    if (
+        name == "agent-end"
+        and not data.get("assistant_text")
+        and spec.options.get("transcript_assistant_text")
+    ):
         transcript = payload.get("transcript_path")
         if isinstance(transcript, str) and transcript:
             from sciontool_py.dialect.transcript import last_assistant_text
@@ -104,7 +108,7 @@ def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None
         usage = payload.get("usage")
         if isinstance(usage, dict):
             found = _tokens_in(usage)
-    for field, count in zip(("input_tokens", "output_tokens", "cached_tokens"), found):
+    for field, count in zip(("input_tokens", "output_tokens", "cached_tokens"), found, strict=True):
         if count:
             data[field] = count
 

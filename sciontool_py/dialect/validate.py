@@ -56,7 +56,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise yaml.composer.ComposerError(
                 None, None, "YAML aliases (*name) are not allowed in a dialect file", event.start_mark
             )
@@ -224,7 +224,7 @@ class _Checker:
         return out
 
     def responses(self, node: yaml.Node) -> dict[str, object]:
-        out = {}
+        out: dict[str, object] = {}
         for raw, _, value_node in self.pairs(node, "'responses'"):
             value = self.value(value_node)
             if not isinstance(value, dict):

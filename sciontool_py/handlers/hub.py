@@ -78,7 +78,9 @@ class Hub:
             attempt += 1
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                raise HubError(f"gave up after {attempt - 1} attempts: time budget of {BUDGET_SECONDS:g}s spent")
+                raise HubError(
+                    f"gave up after {attempt - 1} attempts: time budget of {BUDGET_SECONDS:g}s spent"
+                )
             try:
                 self._post_once(f"{self.base}/{path}", body, remaining)
                 return
@@ -96,7 +98,9 @@ class Hub:
             time.sleep(pause)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
-    def report(self, home: str, what: str, path: str, payload: dict[str, object], retries: int = RETRIES) -> None:
+    def report(
+        self, home: str, what: str, path: str, payload: dict[str, object], retries: int = RETRIES
+    ) -> None:
         """post(), with any failure logged instead of raised."""
         try:
             self.post(path, payload, retries)

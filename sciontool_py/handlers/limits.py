@@ -26,7 +26,10 @@ def _env_limit(name: str) -> int:
 
 def configured_limits() -> dict[str, int] | None:
     """The limits set in the environment, or None when there are none."""
-    limits = {"max_turns": _env_limit("SCION_MAX_TURNS"), "max_model_calls": _env_limit("SCION_MAX_MODEL_CALLS")}
+    limits = {
+        "max_turns": _env_limit("SCION_MAX_TURNS"),
+        "max_model_calls": _env_limit("SCION_MAX_MODEL_CALLS"),
+    }
     return limits if any(limits.values()) else None
 
 
@@ -46,7 +49,9 @@ def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
         "turn_count": _as_count(stored.get("turn_count")),
         "model_call_count": _as_count(stored.get("model_call_count")),
         **limits,
-        "started_at": started if isinstance(started, str) and started else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "started_at": started
+        if isinstance(started, str) and started
+        else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
 

@@ -1,0 +1,30 @@
+# Everything bootstraps its own virtualenv: a fresh machine needs only python3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench fuzz clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev,fast]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@$(BIN)/python examples/demo.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check sciontool_py tests benchmarks examples
+	$(BIN)/ruff format --check sciontool_py tests benchmarks examples
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
