@@ -1,0 +1,58 @@
+"""Every fixture, in process and through the real `sciontool normalize`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from sciontool_py.contract import differences, fixture_files, folder_dialect_file, load_fixture
+from sciontool_py.dialect.discover import find_dialect
+from sciontool_py.dialect.load import load_dialect
+
+FILES = fixture_files([str(FIXTURES)])
+FOLDERS = sorted({Path(f).parent for f in FILES})
+
+
+def _spec(path: str):  # type: ignore[no-untyped-def]
+    own = folder_dialect_file(path)
+    return load_dialect(own) if own else find_dialect(Path(path).parent.name)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(Path(f).relative_to(FIXTURES)) for f in FILES])
+def test_fixture(path: str) -> None:
+    assert differences(_spec(path), load_fixture(path)) == []
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_cli_normalize_prints_every_expected_event(folder: Path) -> None:
+    files = sorted(folder.glob("*.json"))
+    fixtures = [json.loads(f.read_text()) for f in files]
+    jsonl = "".join(json.dumps(fx["envelope"]) + "\n" for fx in fixtures)
+    own = folder / "dialect.yaml"
+    choose = f"--dialect-file={own}" if own.exists() else f"--dialect={folder.name}"
+    out = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "normalize", choose],
+        input=jsonl.encode(),
+        capture_output=True,
+        check=True,
+    )
+    assert [json.loads(line) for line in out.stdout.decode().splitlines()] == [
+        fx["expect"] for fx in fixtures
+    ]
+
+
+def test_every_mapped_raw_event_of_every_shipped_dialect_has_a_fixture() -> None:
+    for folder in FOLDERS:
+        own = folder / "dialect.yaml"
+        spec = load_dialect(str(own)) if own.exists() else find_dialect(folder.name)
+        covered = {_raw_name(spec, json.loads(f.read_text())["envelope"]) for f in folder.glob("*.json")}
+        assert set(spec.mappings) <= covered, f"{folder.name}: no fixture for {set(spec.mappings) - covered}"
+
+
+def _raw_name(spec, envelope: dict[str, object]) -> object:  # type: ignore[no-untyped-def]
+    return next((envelope[f] for f in spec.name_fields if envelope.get(f)), None)
