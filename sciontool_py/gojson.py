@@ -9,16 +9,14 @@ both programs.
 
 from __future__ import annotations
 
-import json
-import re
+# CPython's C accelerator alone: the json package would add four modules and
+# their regexes to every hook call.
+from _json import encode_basestring as _encode_str
+from _json import make_scanner as _make_scanner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    import re
 
 
 class JSONError(ValueError):
@@ -36,21 +34,60 @@ def _reject_constant(name: str) -> float:
     raise JSONError(f"invalid JSON value {name}")
 
 
-_decoder = json.JSONDecoder(parse_int=_number, parse_float=_number, parse_constant=_reject_constant)
+class _Context:
+    """The settings the scanner reads: Go's number handling, strict strings."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = staticmethod(_number)
+    parse_int = staticmethod(_number)
+    parse_constant = staticmethod(_reject_constant)
+    memo: dict[str, str] = {}  # noqa: RUF012 - read by the scanner, per scanner
+
+
+_scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
+_surrogate_pattern: re.Pattern[str] | None = None
+
+
+def _lone_surrogate() -> re.Pattern[str]:
+    global _surrogate_pattern
+    if _surrogate_pattern is None:
+        import re
+
+        _surrogate_pattern = re.compile("[\ud800-\udfff]")
+    return _surrogate_pattern
+
+
+def _explain(text: str) -> str:
+    """Why text is not JSON, in the words of the stdlib parser (error path only)."""
+    import json
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON: {exc.msg}: line {exc.lineno} column {exc.colno}"
+    except RecursionError:
+        return "invalid JSON: nested too deeply"
+    return "invalid JSON"
 
 
 def loads(text: str) -> object:
     """Decode like Go's ``json.Unmarshal`` into ``interface{}``."""
     try:
-        value, end = _decoder.raw_decode(text, _skip_ws(text, 0))
-    except json.JSONDecodeError as exc:
-        raise JSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        value, end = _scan(text, _skip_ws(text, 0))
     except RecursionError:
         raise JSONError("invalid JSON: nested too deeply") from None
+    except JSONError:
+        raise
+    except (StopIteration, ValueError, SystemError):
+        # The bare C scanner reports a bad string as SystemError unless the
+        # json package is loaded; ask the stdlib parser for the message.
+        raise JSONError(_explain(text)) from None
     end = _skip_ws(text, end)
     if end != len(text):
-        raise JSONError(f"invalid JSON: unexpected data after the value at offset {end}")
-    if _LONE_SURROGATE_ESCAPE.search(text):
+        raise JSONError(_explain(text))
+    if "\\ud" in text or "\\uD" in text:
         # Go replaces an unpaired UTF-16 escape with U+FFFD while decoding.
         value = _replace_surrogates(value)
     return value
@@ -65,9 +102,9 @@ def _skip_ws(text: str, pos: int) -> int:
 
 def _replace_surrogates(value: object) -> object:
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return _lone_surrogate().sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_LONE_SURROGATE.sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
+        return {_lone_surrogate().sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace_surrogates(v) for v in value]
     return value
@@ -113,8 +150,11 @@ def _string(value: str) -> str:
         out = out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     if "\u2028" in out or "\u2029" in out:
         out = out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    if _LONE_SURROGATE.search(out):
-        out = _LONE_SURROGATE.sub("\ufffd", out)
+    if not out.isascii():
+        try:
+            out.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: Go writes U+FFFD
+            out = _lone_surrogate().sub("\ufffd", out)
     return out
 
 

@@ -46,11 +46,12 @@ def _hook_args(args: list[str]) -> tuple[str | None, str | None, list[str]]:
 def hook_command(args: list[str]) -> None:
     from sciontool_py import gojson
     from sciontool_py.hook import read_stdin, run_hook
-    from sciontool_py.status import report_status
 
     dialect, dialect_file, positional = _hook_args(args)
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
+        from sciontool_py.status import report_status
+
         report_status(positional[0], " ".join(positional[1:]))
         return
     if len(positional) > 1:

@@ -8,14 +8,12 @@ rule), then the dialects shipped in this package.
 from __future__ import annotations
 
 import os
-import re
 
 from sciontool_py.dialect.load import load_dialect
-from sciontool_py.dialect.spec import DialectSpec
+from sciontool_py.dialect.spec import DialectSpec, valid_name
 from sciontool_py.errors import DialectError
 
 DEFAULT_DIALECT = "claude"  # Scion's default when --dialect is not given
-_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 
 
 def packaged_dir() -> str:
@@ -48,7 +46,7 @@ def _inside(folder: str, name: str) -> str | None:
 
 
 def find_dialect(name: str) -> DialectSpec:
-    if not _NAME.match(name):
+    if not valid_name(name):
         raise DialectError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
     search = _search_dirs()
     for folder in search[:-1]:
@@ -102,7 +100,7 @@ def _collect(folder: str, found: dict[str, str]) -> None:
     except OSError:
         return
     for name in names:
-        if _NAME.match(name) and name not in found:
+        if valid_name(name) and name not in found:
             try:
                 path = _inside(folder, name)
             except DialectError:

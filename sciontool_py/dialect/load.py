@@ -8,10 +8,9 @@ file's path, size, mtime, ctime and inode.  Any doubt about a cache entry
 
 from __future__ import annotations
 
-import json
 import os
-import zlib
 
+from sciontool_py import gojson
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
 
@@ -25,32 +24,36 @@ def cache_dir() -> str:
 
 
 def _cache_path(path: str) -> str:
-    tag = f"{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}"
-    return os.path.join(cache_dir(), f"dialect-{tag}.json")
+    # FNV-1a: stable across runs (unlike hash()) without importing zlib or hashlib.
+    tag = 0xCBF29CE484222325
+    for byte in path.encode("utf-8", "surrogateescape"):
+        tag = ((tag ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(cache_dir(), f"dialect-{tag:016x}.json")
 
 
-def _key(path: str, st: os.stat_result) -> list[object]:
-    return [FORMAT_VERSION, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+def _key(path: str, st: os.stat_result) -> str:
+    # A string: the cache is read with Go's float64 numbers, which would blur nanoseconds.
+    return f"{FORMAT_VERSION}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|{path}"
 
 
-def _from_cache(path: str, key: list[object]) -> DialectSpec | None:
+def _from_cache(path: str, key: str) -> DialectSpec | None:
     try:
         with open(_cache_path(path), encoding="utf-8") as handle:
-            entry = json.load(handle)
-        if entry["key"] != key:
+            entry = gojson.loads(handle.read())
+        if entry["key"] != key:  # type: ignore[index]
             return None
-        return DialectSpec.from_json(entry["spec"])
+        return DialectSpec.from_json(entry["spec"])  # type: ignore[index]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def _to_cache(path: str, key: list[object], spec: DialectSpec) -> None:
+def _to_cache(path: str, key: str, spec: DialectSpec) -> None:
     target = _cache_path(path)
     temp = f"{target}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(temp, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "spec": spec.to_json()}, handle)
+            handle.write(gojson.dumps({"key": key, "spec": spec.to_json()}))
         os.replace(temp, target)
     except OSError:
         try:

@@ -7,6 +7,13 @@ form); holds nothing but plain data so it can be stored as JSON.
 from __future__ import annotations
 
 FORMAT_VERSION = 1  # bump when the compiled form below changes
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_NAME_CHARS = _NAME_START | frozenset("._-")
+
+
+def valid_name(name: str) -> bool:
+    """[a-z0-9][a-z0-9._-]*: a dialect name is also a folder name, so no path tricks."""
+    return bool(name) and name[0] in _NAME_START and _NAME_CHARS.issuperset(name)
 
 
 class Mapping:

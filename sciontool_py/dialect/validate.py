@@ -7,14 +7,12 @@ status display in Scion, long after the file was written.
 from __future__ import annotations
 
 import difflib
-import re
 
 import yaml
 
-from sciontool_py.dialect.spec import DialectSpec, Mapping
+from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
-NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
 
 TOP_LEVEL_KEYS = (
@@ -156,7 +154,7 @@ class _Checker:
             return None
         node = top["dialect"][1]
         name = self.string(node, "'dialect'")
-        if name is not None and not NAME_PATTERN.match(name):
+        if name is not None and not valid_name(name):
             self.problem(node, f"'dialect' {name!r} must match [a-z0-9][a-z0-9._-]*")
             return None
         return name

@@ -1,0 +1,229 @@
+"""Measure the hook and the batch normalizer against their floors, in one run.
+
+Run with the installed environment's interpreter (`make bench`). Every
+timing is a whole process (`subprocess.run`), runs of the cases alternate
+so drift on a busy machine hits all of them alike, and the table shows
+medians with the 10th-90th percentile spread. Exits 1 when a ratio is
+above its target, so it can serve as a check (never inside unit tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HOOK_TARGET = 1.5
+NORMALIZE_TARGET = 2.5
+MEMORY_GROWTH_TARGET_MIB = 10.0
+
+PYTHON = sys.executable
+SCIONTOOL = str(Path(sys.executable).with_name("sciontool"))
+CORE_AGENT = {
+    "tool-start": {
+        "hook_event_name": "tool-start",
+        "tool_input": {"path": "/etc/hosts"},
+        "tool_name": "read_file",
+    },
+    "tool-end": {
+        "hook_event_name": "tool-end",
+        "tool_name": "read_file",
+        "tool_output": {"content": "127.0.0.1"},
+    },
+    "model-start": {"hook_event_name": "model-start"},
+    "agent-end": {"hook_event_name": "agent-end"},
+}
+CLAUDE_PROMPT = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "Fix the failing test"}
+BARE_LOOPS = {
+    "json": "import json,sys\nw=sys.stdout.write\nfor l in sys.stdin: w(json.dumps(json.loads(l))+'\\n')",
+    "orjson": (
+        "import orjson,sys\nw=sys.stdout.buffer.write\n"
+        "for l in sys.stdin.buffer: w(orjson.dumps(orjson.loads(l))+b'\\n')"
+    ),
+}
+
+
+class Case:
+    def __init__(
+        self, name: str, argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None
+    ) -> None:
+        self.name = name
+        self.argv = argv
+        self.stdin = stdin
+        self.env = env
+        self.samples: list[float] = []
+
+    def run(self, stdin_file: str | None = None) -> None:
+        if stdin_file:
+            with open(stdin_file, "rb") as handle:
+                start = time.perf_counter_ns()
+                done = subprocess.run(
+                    self.argv, stdin=handle, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env
+                )
+        else:
+            start = time.perf_counter_ns()
+            done = subprocess.run(
+                self.argv, input=self.stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env
+            )
+        elapsed = time.perf_counter_ns() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{self.name} failed: {done.stderr.decode().strip()}")
+        self.samples.append(elapsed / 1e6)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    def spread(self) -> str:
+        qs = statistics.quantiles(self.samples, n=10) if len(self.samples) > 1 else [self.median] * 9
+        return f"{qs[0]:.1f}-{qs[-1]:.1f}"
+
+
+def alternate(cases: list[Case], rounds: int, stdin_file: str | None = None) -> None:
+    for case in cases:  # warm-up: page cache, dialect cache, .pyc files
+        case.run(stdin_file)
+        case.samples.clear()
+    for _ in range(rounds):
+        for case in random.sample(cases, len(cases)):
+            case.run(stdin_file)
+
+
+def write_log(path: str, lines: int) -> None:
+    envelopes = [
+        {
+            "hook_event_name": "tool-start",
+            "tool_name": "read_file",
+            "tool_input": {"path": "/src/a.py", "limit": 200},
+        },
+        {
+            "hook_event_name": "tool-end",
+            "tool_name": "read_file",
+            "tool_output": {"content": "x = 1 < 2 & 3", "lines": 1},
+        },
+        {"hook_event_name": "model-start"},
+        {"hook_event_name": "agent-end"},
+    ]
+    with open(path, "w") as handle:
+        for i in range(lines):
+            handle.write(json.dumps(envelopes[i % 4], separators=(",", ":")) + "\n")
+
+
+def peak_rss_kib(argv: list[str], stdin_file: str) -> int:
+    """Peak resident memory of one process, measured by a fresh parent."""
+    probe = (
+        "import resource,subprocess,sys\n"
+        f"subprocess.run({argv!r}, stdin=open({stdin_file!r}, 'rb'), stdout=subprocess.DEVNULL, check=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    return int(subprocess.run([PYTHON, "-c", probe], capture_output=True, check=True, text=True).stdout)
+
+
+def installed_json_libraries() -> list[str]:
+    found = ["json"]
+    if subprocess.run([PYTHON, "-c", "import orjson"], capture_output=True).returncode == 0:
+        found.append("orjson")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40, help="alternating runs per hook case (default 40)")
+    parser.add_argument("--batch-rounds", type=int, default=5, help="runs per batch case (default 5)")
+    parser.add_argument(
+        "--lines", type=int, default=100_000, help="lines of the generated log (default 100000)"
+    )
+    args = parser.parse_args()
+
+    failures: list[str] = []
+    rows: list[tuple[str, str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="sciontool-bench-") as tmp:
+        home = os.path.join(tmp, "home")
+        os.mkdir(home)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCION_")}
+        env.update(HOME=home, SCIONTOOL_CACHE_DIR=os.path.join(tmp, "cache"))
+
+        floor = Case("floor: python -c 'import re, sys'", [PYTHON, "-c", "import re, sys"])
+        bare = Case("python -c pass", [PYTHON, "-c", "pass"])
+        hooks = [
+            Case(
+                f"hook core-agent {name}",
+                [SCIONTOOL, "hook", "--dialect=core-agent"],
+                json.dumps(env_).encode(),
+                env,
+            )
+            for name, env_ in CORE_AGENT.items()
+        ]
+        hooks.append(
+            Case(
+                "hook claude prompt-submit",
+                [SCIONTOOL, "hook", "--dialect=claude"],
+                json.dumps(CLAUDE_PROMPT).encode(),
+                env,
+            )
+        )
+        alternate([floor, bare, *hooks], args.rounds)
+        rows.append((floor.name, f"{floor.median:.1f}", floor.spread(), "1.00"))
+        rows.append((bare.name, f"{bare.median:.1f}", bare.spread(), f"{bare.median / floor.median:.2f}"))
+        for case in hooks:
+            ratio = case.median / floor.median
+            rows.append((case.name, f"{case.median:.1f}", case.spread(), f"{ratio:.2f}"))
+            if ratio > HOOK_TARGET:
+                failures.append(f"{case.name}: {ratio:.2f}x floor > {HOOK_TARGET}")
+
+        log = os.path.join(tmp, "log.jsonl")
+        write_log(log, args.lines)
+        normalize = Case(
+            f"normalize core-agent ({args.lines} lines)",
+            [SCIONTOOL, "normalize", "--dialect=core-agent"],
+            env=env,
+        )
+        loops = [
+            Case(f"bare loop: {lib}", [PYTHON, "-c", BARE_LOOPS[lib]]) for lib in installed_json_libraries()
+        ]
+        alternate([normalize, *loops], args.batch_rounds, stdin_file=log)
+        fastest = min(loops, key=lambda c: c.median)
+        for case in loops:
+            rows.append(
+                (case.name, f"{case.median:.1f}", case.spread(), f"{case.median / fastest.median:.2f}")
+            )
+        ratio = normalize.median / fastest.median
+        rows.append((normalize.name, f"{normalize.median:.1f}", normalize.spread(), f"{ratio:.2f}"))
+        if ratio > NORMALIZE_TARGET:
+            failures.append(f"normalize: {ratio:.2f}x {fastest.name} > {NORMALIZE_TARGET}")
+
+        small, large = os.path.join(tmp, "20k.jsonl"), os.path.join(tmp, "200k.jsonl")
+        write_log(small, 20_000)
+        write_log(large, 200_000)
+        argv = [SCIONTOOL, "normalize", "--dialect=core-agent"]
+        rss_small, rss_large = peak_rss_kib(argv, small), peak_rss_kib(argv, large)
+        growth = (rss_large - rss_small) / 1024
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'case':<{width}}  {'median ms':>9}  {'p10-p90 ms':>13}  {'ratio':>5}")
+    for name, median, spread, ratio in rows:
+        print(f"{name:<{width}}  {median:>9}  {spread:>13}  {ratio:>5}")
+    print(
+        f"normalize peak RSS: {rss_small / 1024:.1f} MiB at 20k lines, {rss_large / 1024:.1f} MiB at 200k lines "
+        f"(growth {growth:.1f} MiB)"
+    )
+    if growth > MEMORY_GROWTH_TARGET_MIB:
+        failures.append(f"normalize memory grew {growth:.1f} MiB > {MEMORY_GROWTH_TARGET_MIB}")
+    print(
+        f"targets: hook <= {HOOK_TARGET}x floor, normalize <= {NORMALIZE_TARGET}x fastest bare loop "
+        f"(ratio column: hooks vs floor, normalize vs fastest loop), memory growth < {MEMORY_GROWTH_TARGET_MIB:g} MiB"
+    )
+    for failure in failures:
+        print(f"ABOVE TARGET: {failure}")
+    print("all ratios within target" if not failures else f"{len(failures)} ratio(s) above target")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
