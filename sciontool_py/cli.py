@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, NoReturn, Optional
 
 import typer
@@ -27,6 +26,13 @@ DialectFileOpt = Annotated[
 ]
 
 
+def _dialect_argv(dialect: str | None, dialect_file: str | None) -> list[str]:
+    """The dialect options again, for the hand-parsed fast commands."""
+    return ([f"--dialect={dialect}"] if dialect else []) + (
+        [f"--dialect-file={dialect_file}"] if dialect_file else []
+    )
+
+
 def fail(message: str) -> NoReturn:
     typer.echo(f"sciontool: {message}", err=True)
     raise typer.Exit(1)
@@ -47,10 +53,8 @@ def hook(
     """
     from sciontool_py.main import guarded, hook_command
 
-    argv = ([f"--dialect={dialect}"] if dialect else []) + (
-        [f"--dialect-file={dialect_file}"] if dialect_file else []
-    )
-    raise typer.Exit(guarded("hook", hook_command, argv + ["--"] + (args or [])))
+    argv = _dialect_argv(dialect, dialect_file)
+    raise typer.Exit(guarded("hook", hook_command, [*argv, "--", *(args or [])]))
 
 
 @app.command()
@@ -76,23 +80,10 @@ def normalize_command(
     raw: Annotated[bool, typer.Option("--raw", help="Include the original envelope as data.raw.")] = False,
 ) -> None:
     """Print the canonical event of each envelope, one JSON line each; no side effects."""
-    from sciontool_py.batch import normalize_stream
-    from sciontool_py.dialect.discover import resolve
+    from sciontool_py.main import guarded, normalize_command
 
-    try:
-        spec = resolve(dialect, dialect_file)
-        out = sys.stdout
-        if not files:
-            normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, raw)
-        for path in files or []:
-            try:
-                with open(path, "rb") as stream:
-                    normalize_stream(spec, stream, path, out, raw)
-            except OSError as exc:
-                raise SciontoolError(f"{path}: {exc.strerror or exc}") from None
-    except SciontoolError as exc:
-        sys.stdout.flush()
-        fail(str(exc))
+    argv = _dialect_argv(dialect, dialect_file) + (["--raw"] if raw else [])
+    raise typer.Exit(guarded("normalize", normalize_command, [*argv, "--", *(files or [])]))
 
 
 @dialect_app.command("list")

@@ -1,12 +1,14 @@
 """The `sciontool` entry point.
 
-`hook` and `status` run once per agent event while the agent waits, so they
-are parsed here by hand and never import typer; every other command (and
-`--help`) goes through the typer app in cli.py.
+`hook` and `status` run once per agent event while the agent waits, and
+`normalize` may stream millions of lines, so these three are parsed here by
+hand and never import typer; every other command (and `--help`) goes
+through the typer app in cli.py.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from sciontool_py.errors import SciontoolError
@@ -16,38 +18,43 @@ HOOK_USAGE = (
     "[ask_user|task_completed [MESSAGE...] | EVENT_NAME]"
 )
 STATUS_USAGE = "usage: sciontool status TYPE [MESSAGE...]"
+NORMALIZE_USAGE = "usage: sciontool normalize [--dialect NAME | --dialect-file PATH] [--raw] [FILE...]"
+_VALUED = ("--dialect", "--dialect-file")
 
 
-def _hook_args(args: list[str]) -> tuple[str | None, str | None, list[str]]:
+def _parse(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+    """Options (--dialect, --dialect-file and the given flags) and positional arguments."""
     options: dict[str, str] = {}
     positional: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
         name, eq, value = arg.partition("=")
-        if name in ("--dialect", "--dialect-file"):
+        if name in _VALUED:
             if not eq:
                 i += 1
                 if i == len(args):
-                    raise SciontoolError(f"{name} needs a value\n{HOOK_USAGE}")
+                    raise SciontoolError(f"{name} needs a value\n{usage}")
                 value = args[i]
             options[name] = value
+        elif arg in flags:
+            options[arg] = ""
         elif arg == "--":
             positional += args[i + 1 :]
             break
         elif arg.startswith("-") and arg != "-":
-            raise SciontoolError(f"unknown option {arg}\n{HOOK_USAGE}")
+            raise SciontoolError(f"unknown option {arg}\n{usage}")
         else:
             positional.append(arg)
         i += 1
-    return options.get("--dialect"), options.get("--dialect-file"), positional
+    return options, positional
 
 
 def hook_command(args: list[str]) -> None:
     from sciontool_py import gojson
     from sciontool_py.hook import read_stdin, run_hook
 
-    dialect, dialect_file, positional = _hook_args(args)
+    options, positional = _parse(args, HOOK_USAGE)
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
         from sciontool_py.status import report_status
@@ -60,7 +67,7 @@ def hook_command(args: list[str]) -> None:
         data = gojson.dumps({"hook_event_name": positional[0]}).encode()
     else:
         data = read_stdin()
-    out = run_hook(dialect, dialect_file, data)
+    out = run_hook(options.get("--dialect"), options.get("--dialect-file"), data)
     if out:
         sys.stdout.write(out)
         sys.stdout.flush()
@@ -72,6 +79,15 @@ def status_command(args: list[str]) -> None:
     if not args or args[0].startswith("-"):
         raise SciontoolError(f"missing status type\n{STATUS_USAGE}")
     report_status(args[0], " ".join(args[1:]))
+
+
+def normalize_command(args: list[str]) -> None:
+    from sciontool_py.batch import normalize_files
+    from sciontool_py.dialect.discover import resolve
+
+    options, files = _parse(args, NORMALIZE_USAGE, flags=("--raw",))
+    spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
+    normalize_files(spec, files, "--raw" in options)
 
 
 def guarded(command: str, run: object, args: list[str]) -> int:
@@ -88,6 +104,10 @@ def guarded(command: str, run: object, args: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 1
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as shell tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # last line of defence for an observer
         sys.stderr.write(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}\n")
         return 1
@@ -96,7 +116,7 @@ def guarded(command: str, run: object, args: list[str]) -> int:
 
 def main() -> int:
     args = sys.argv[1:]
-    fast = {"hook": hook_command, "status": status_command}
+    fast = {"hook": hook_command, "status": status_command, "normalize": normalize_command}
     if args and args[0] in fast and "--help" not in args and "-h" not in args:
         return guarded(args[0], fast[args[0]], args[1:])
     from sciontool_py.cli import run

@@ -5,13 +5,29 @@ from __future__ import annotations
 from sciontool_py import gojson
 from sciontool_py.errors import EventError
 from sciontool_py.event import CanonicalEvent
-from sciontool_py.vocabulary import FIELD_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sciontool_py.dialect.spec import DialectSpec
 
-_DEFAULT_STRINGS = ("prompt", "tool_name", "message", "reason", "source", "session_id", "error")
+# Top-level fields taken as they are: strings, tool payloads only as strings, success as a boolean.
+_DEFAULT_KEYS = frozenset(
+    (
+        "prompt",
+        "tool_name",
+        "message",
+        "reason",
+        "source",
+        "session_id",
+        "error",
+        "tool_input",
+        "tool_output",
+        "success",
+    )
+)
+_FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))
 _INT64_MAX = 2**63 - 1
 
 
@@ -23,54 +39,74 @@ def raw_event_name(spec: DialectSpec, payload: dict[str, object]) -> str:
     raise EventError(f"event name field(s) [{' '.join(spec.name_fields)}] missing or empty in input data")
 
 
-def normalize(spec: DialectSpec, payload: object) -> CanonicalEvent:
-    """Map one decoded envelope through a dialect; raises EventError on bad input."""
+def keys_that_fill_data(spec: DialectSpec, raw_name: str) -> frozenset[str]:
+    """Top-level keys without which the event of raw_name has empty data."""
+    mapping = spec.mappings.get(raw_name)
+    first_segments = {path[0] for path in mapping.fields.values()} if mapping else set()
+    return _DEFAULT_KEYS | _TOKEN_KEYS | _FILE_PATH_KEYS | first_segments | {"transcript_path"}
+
+
+def normalize(
+    spec: DialectSpec, payload: object, encode: Callable[[object], str] = gojson.dumps
+) -> CanonicalEvent:
+    """Map one decoded envelope through a dialect; raises EventError on bad input.
+
+    encode writes object payloads as Go's json.Marshal would (the batch path
+    passes a faster one that gives the same bytes).
+    """
     if not isinstance(payload, dict):
         raise EventError(f"envelope must be a JSON object, not {_json_kind(payload)}")
     raw_name = raw_event_name(spec, payload)
     mapping = spec.mappings.get(raw_name)
     data: dict[str, object] = {}
-    for field in _DEFAULT_STRINGS:
-        value = payload.get(field)
-        if isinstance(value, str) and value:
+    # Set operations run in C: most envelopes carry few of the keys looked for.
+    for field in _DEFAULT_KEYS.intersection(payload):
+        value = payload[field]
+        if field == "success":
+            if value is True or value is False:
+                data[field] = value
+        elif isinstance(value, str) and value:
             data[field] = value
-    for field in ("tool_input", "tool_output"):
-        value = payload.get(field)
-        if isinstance(value, str) and value:
-            data[field] = value
-    success = payload.get("success")
-    if isinstance(success, bool):
-        data["success"] = success
     if mapping is not None:
-        for field, segments in mapping.fields.items():
-            _apply_field(data, field, _walk(payload, segments))
-    _extract_tokens(data, payload)
-    file_path = _file_path(payload)
-    if file_path:
-        data["file_path"] = file_path
+        for field, kind, first, rest in mapping.steps:
+            value = payload.get(first)
+            for key in rest:
+                value = value.get(key) if type(value) is dict else None
+            if value is None:
+                continue  # a missing path changes nothing
+            if kind == "string":
+                if type(value) is str and value:
+                    data[field] = value
+            elif kind == "any":
+                text = value if type(value) is str else encode(value)
+                if text:
+                    data[field] = text
+            elif kind == "number":
+                count = _token(value)
+                if count:
+                    data[field] = count
+            elif type(value) is bool:
+                data[field] = value
+    if not _TOKEN_KEYS.isdisjoint(payload):
+        _extract_tokens(data, payload)
+    if not _FILE_PATH_KEYS.isdisjoint(payload):
+        file_path = _file_path(payload)
+        if file_path:
+            data["file_path"] = file_path
     name = mapping.event if mapping is not None else raw_name
-    if (
-        name == "agent-end"
-        and not data.get("assistant_text")
-        and spec.options.get("transcript_assistant_text")
-    ):
-        transcript = payload.get("transcript_path")
-        if isinstance(transcript, str) and transcript:
-            from sciontool_py.dialect.transcript import last_assistant_text
-
-            text = last_assistant_text(transcript)
-            if text:
-                data["assistant_text"] = text
+    if name == "agent-end" and not data.get("assistant_text"):
+        _transcript_text(spec, data, payload)
     return CanonicalEvent(name, raw_name, spec.name, data, payload)
 
 
-def _walk(payload: dict[str, object], segments: tuple[str, ...]) -> object:
-    value: object = payload
-    for segment in segments:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(segment)
-    return value
+def _transcript_text(spec: DialectSpec, data: dict[str, object], payload: dict[str, object]) -> None:
+    transcript = payload.get("transcript_path")
+    if spec.options.get("transcript_assistant_text") and isinstance(transcript, str) and transcript:
+        from sciontool_py.dialect.transcript import last_assistant_text
+
+        text = last_assistant_text(transcript)
+        if text:
+            data["assistant_text"] = text
 
 
 def _token(value: object) -> int:
@@ -83,23 +119,17 @@ def _token(value: object) -> int:
     return count if 0 < count <= _INT64_MAX else 0
 
 
-def _apply_field(data: dict[str, object], field: str, value: object) -> None:
-    kind = FIELD_KINDS[field]
-    if kind == "string":
-        if isinstance(value, str) and value:
-            data[field] = value
-    elif kind == "any":
-        if value is None:
-            return
-        text = value if isinstance(value, str) else gojson.dumps(value)
-        if text:
-            data[field] = text
-    elif kind == "number":
-        count = _token(value)
-        if count:
-            data[field] = count
-    elif isinstance(value, bool):
-        data[field] = value
+_TOKEN_KEYS = frozenset(
+    (
+        "usage",
+        "input_tokens",
+        "prompt_tokens",
+        "output_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "cache_read_input_tokens",
+    )
+)
 
 
 def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:

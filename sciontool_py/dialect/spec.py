@@ -6,6 +6,8 @@ form); holds nothing but plain data so it can be stored as JSON.
 
 from __future__ import annotations
 
+from sciontool_py.vocabulary import FIELD_KINDS
+
 FORMAT_VERSION = 1  # bump when the compiled form below changes
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _NAME_CHARS = _NAME_START | frozenset("._-")
@@ -17,11 +19,13 @@ def valid_name(name: str) -> bool:
 
 
 class Mapping:
-    __slots__ = ("event", "fields")
+    __slots__ = ("event", "fields", "steps")
 
     def __init__(self, event: str, fields: dict[str, tuple[str, ...]]) -> None:
         self.event = event
         self.fields = fields  # canonical data field -> path segments
+        # What normalization walks per envelope: (field, its JSON kind, first key, the keys after it).
+        self.steps = tuple((f, FIELD_KINDS[f], path[0], path[1:]) for f, path in fields.items())
 
 
 class DialectSpec:
