@@ -95,24 +95,36 @@ def alternate(cases: list[Case], rounds: int, stdin_file: str | None = None) -> 
             case.run(stdin_file)
 
 
+WORDS = "the agent reads a file then runs tests and edits code until every check passes < & >".split()
+
+
 def write_log(path: str, lines: int) -> None:
-    envelopes = [
-        {
-            "hook_event_name": "tool-start",
-            "tool_name": "read_file",
-            "tool_input": {"path": "/src/a.py", "limit": 200},
-        },
-        {
-            "hook_event_name": "tool-end",
-            "tool_name": "read_file",
-            "tool_output": {"content": "x = 1 < 2 & 3", "lines": 1},
-        },
-        {"hook_event_name": "model-start"},
-        {"hook_event_name": "agent-end"},
-    ]
+    """A core-agent session as its dispatcher writes it (Go's sorted keys, compact).
+
+    Every fourth line is a tool call, model call or turn end; tool payloads
+    vary in path, arguments and output size (40 to 2,000 characters) the way
+    file reads and commands do, so no two tool lines are alike.
+    """
+    rng = random.Random(7)
     with open(path, "w") as handle:
         for i in range(lines):
-            handle.write(json.dumps(envelopes[i % 4], separators=(",", ":")) + "\n")
+            step = i % 4
+            if step == 0:
+                envelope: dict[str, object] = {
+                    "hook_event_name": "tool-start",
+                    "tool_input": {"path": f"/src/pkg{i % 97}/mod{i}.py", "limit": rng.randint(1, 500)},
+                    "tool_name": "read_file",
+                }
+            elif step == 1:
+                text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 330)))
+                envelope = {
+                    "hook_event_name": "tool-end",
+                    "tool_name": "read_file",
+                    "tool_output": {"content": text, "lines": text.count("s") + 1},
+                }
+            else:
+                envelope = {"hook_event_name": "model-start" if step == 2 else "agent-end"}
+            handle.write(json.dumps(envelope, separators=(",", ":"), sort_keys=True) + "\n")
 
 
 def peak_rss_kib(argv: list[str], stdin_file: str) -> int:

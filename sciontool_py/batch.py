@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from sciontool_py import gojson
-from sciontool_py.dialect.normalize import keys_that_fill_data, normalize, raw_event_name
+from sciontool_py.dialect.normalize import keys_that_fill_data, normalize, normalize_named, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.vocabulary import DATA_FIELD_ORDER
 
@@ -43,7 +43,7 @@ def _go_safe(value: object) -> bool:
 def _html_escape(data: bytes) -> bytes:
     if b"<" in data or b">" in data or b"&" in data:
         data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
-    if b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data:
+    if not data.isascii() and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data):
         data = data.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
     return data
 
@@ -76,10 +76,7 @@ class _Codec:
         orjson = self.orjson
         if orjson is None or not _go_safe(value):
             return gojson.dumps(value)
-        out = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        if b"<" in out or b">" in out or b"&" in out or b"\xe2\x80" in out:
-            out = _html_escape(out)
-        text: str = out.decode()
+        text: str = _html_escape(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).decode()
         return text
 
     def _kind(self, raw_name: str) -> tuple[frozenset[str], bytes]:
@@ -95,13 +92,15 @@ class _Codec:
         if self.orjson is None or self.include_raw or type(payload) is not dict:
             event = normalize(spec, payload, self.encode)
             return (event.to_json(self.include_raw) + "\n").encode("utf-8", "surrogatepass")
-        keys, empty_line = self._kind(raw_event_name(spec, payload))
+        raw_name = raw_event_name(spec, payload)
+        keys, empty_line = self._kind(raw_name)
         if keys.isdisjoint(payload):
             return empty_line  # nothing in the envelope can fill the data: skip the work
-        data = normalize(spec, payload, self.encode).data
-        # Struct order; Go leaves a false `success` out.
-        ordered = {f: data[f] for f in sorted(data, key=_RANK.__getitem__) if data[f]}
-        return empty_line[: -len(b"{}}\n")] + _html_escape(self.orjson.dumps(ordered)) + b"}\n"
+        data = normalize_named(spec, payload, raw_name, self.encode).data
+        if len(data) > 1 or data.get("success") is False:
+            # Struct order; Go leaves a false `success` out.
+            data = {f: data[f] for f in sorted(data, key=_RANK.__getitem__) if data[f]}
+        return empty_line[: -len(b"{}}\n")] + _html_escape(self.orjson.dumps(data)) + b"}\n"
 
 
 def normalize_stream(spec: DialectSpec, stream: BinaryIO, name: str, out: BinaryIO, include_raw: bool) -> int:

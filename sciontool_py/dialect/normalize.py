@@ -56,7 +56,13 @@ def normalize(
     """
     if not isinstance(payload, dict):
         raise EventError(f"envelope must be a JSON object, not {_json_kind(payload)}")
-    raw_name = raw_event_name(spec, payload)
+    return normalize_named(spec, payload, raw_event_name(spec, payload), encode)
+
+
+def normalize_named(
+    spec: DialectSpec, payload: dict[str, object], raw_name: str, encode: Callable[[object], str]
+) -> CanonicalEvent:
+    """normalize() for an envelope whose raw event name is already known."""
     mapping = spec.mappings.get(raw_name)
     data: dict[str, object] = {}
     # Set operations run in C: most envelopes carry few of the keys looked for.
