@@ -225,3 +225,16 @@ def test_withheld_variables_are_not_in_the_hook_environment(
     [env] = envs
     assert "HOOK_TEST_SECRET" not in env
     assert env["HOOK_TEST_VISIBLE"] == "v"
+
+
+def test_an_unusable_temp_dir_is_reported_per_handler(
+    fp: FakeProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", "/nonexistent/emitter-tmp")
+    stderr = io.StringIO()
+    dispatcher({"agent-end": [{"command": "a"}, {"command": "b"}]}, stderr).on_turn_end()
+    assert not fp.calls
+    assert stderr.getvalue() == (
+        'hooks: agent-end handler #0 ("a"): cannot stage the envelope for stdin: No such file or directory\n'
+        'hooks: agent-end handler #1 ("b"): cannot stage the envelope for stdin: No such file or directory\n'
+    )

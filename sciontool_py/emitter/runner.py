@@ -84,21 +84,24 @@ def run(command: str, stdin: bytes, timeout: float, env: dict[str, str]) -> Outc
     deadline = time.monotonic() + timeout
     # A file rather than a pipe for stdin: no writer thread, no deadlock or
     # broken pipe when the command does not read it.
-    with tempfile.TemporaryFile() as envelope:
-        envelope.write(stdin)
-        envelope.seek(0)
-        try:
-            proc = subprocess.Popen(
-                ["/bin/sh", "-c", command],
-                stdin=envelope,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return Outcome(f"cannot start /bin/sh: {exc.strerror or exc}")
-        return _wait(proc, timeout, deadline)
+    try:
+        with tempfile.TemporaryFile() as envelope:
+            envelope.write(stdin)
+            envelope.seek(0)
+            try:
+                proc = subprocess.Popen(
+                    ["/bin/sh", "-c", command],
+                    stdin=envelope,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return Outcome(f"cannot start /bin/sh: {exc.strerror or exc}")
+            return _wait(proc, timeout, deadline)
+    except OSError as exc:  # no room for the temporary file
+        return Outcome(f"cannot stage the envelope for stdin: {exc.strerror or exc}")
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float, deadline: float) -> Outcome:
