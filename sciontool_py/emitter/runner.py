@@ -120,7 +120,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, deadline: float) -> Out
     if reader.is_alive():
         _kill_group(proc)
         reader.join(_REAP_GRACE)
-        if error is None:
+        if error is None and reader.is_alive():
+            error = "a process that left its process group holds its output open; stopped waiting"
+        elif error is None:
             error = f"its output was still open at the {timeout:g}s deadline; killed its background processes"
     if not reader.is_alive():
         # Otherwise a process outside the group still holds the pipe; the
