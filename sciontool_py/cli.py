@@ -86,6 +86,72 @@ def normalize_command(
     raise typer.Exit(guarded("normalize", normalize_command, [*argv, "--", *(files or [])]))
 
 
+@app.command()
+def emit(
+    event: Annotated[
+        Optional[str], typer.Argument(help="tool-start, tool-end, model-start or agent-end.")
+    ] = None,
+    tool_name: Annotated[Optional[str], typer.Option(help="The tool (tool-start, tool-end).")] = None,
+    tool_input: Annotated[
+        Optional[str], typer.Option(metavar="JSON", help="The call's arguments object (tool-start).")
+    ] = None,
+    tool_output: Annotated[
+        Optional[str], typer.Option(metavar="JSON", help="The tool's response object (tool-end).")
+    ] = None,
+    session_id: Annotated[str, typer.Option(help="Added to every envelope when set.")] = "",
+    events: Annotated[
+        Optional[str],
+        typer.Option(
+            metavar="FILE|-",
+            help='Agent events as JSONL (ADK Event JSON per line; {"turn_end": true} ends a turn), '
+            "fired by core-agent's rules.",
+        ),
+    ] = None,
+    config: Annotated[
+        Optional[str],
+        typer.Option(
+            metavar="PATH",
+            help="Run the hooks of this .agents/config.json instead of printing. Commands pass an "
+            "ALLOW-ALL permission gate, narrowed only by --deny.",
+        ),
+    ] = None,
+    deny: Annotated[
+        Optional[list[str]],
+        typer.Option(metavar="PATTERN", help="With --config: refuse commands matching this glob (re:REGEX)."),
+    ] = None,
+    withhold: Annotated[
+        Optional[list[str]],
+        typer.Option(metavar="NAME", help="With --config: keep this environment variable from hooks."),
+    ] = None,
+    model_start_on_final_text: Annotated[
+        bool, typer.Option(help="Let non-partial text fire model-start (non-streaming agents).")
+    ] = False,
+) -> None:
+    """Send hook envelopes as core-agent does: print them one per line, or run hooks with --config.
+
+    Printed output pipes into `sciontool hook --dialect=core-agent`. A failing
+    hook is one line on stderr and does not change the exit status.
+    """
+    from sciontool_py.emitter.cli import emit_command
+
+    try:
+        emit_command(
+            event,
+            tool_name,
+            tool_input,
+            tool_output,
+            session_id,
+            events,
+            config,
+            deny or [],
+            withhold or [],
+            model_start_on_final_text,
+        )
+    except SciontoolError as exc:
+        sys.stdout.flush()
+        fail(str(exc))
+
+
 @dialect_app.command("list")
 def dialect_list() -> None:
     """Every dialect found, in lookup order: name and source file."""

@@ -11,3 +11,11 @@ class DialectError(SciontoolError):
 
 class EventError(SciontoolError):
     """An envelope could not be turned into a canonical event."""
+
+
+class ConfigError(SciontoolError):
+    """A hooks configuration could not be read or is invalid."""
+
+
+class EmitError(SciontoolError):
+    """Input to `sciontool emit` (an event name, a JSON option, an agent event) is invalid."""
