@@ -95,7 +95,7 @@ def alternate(cases: list[Case], rounds: int, stdin_file: str | None = None) -> 
             case.run(stdin_file)
 
 
-WORDS = "the agent reads a file then runs tests and edits code until every check passes < & >".split()
+WORDS = ("the", "agent", "reads", "a", "file", "then", "runs", "tests", "and", "edits", "code", "<", "&", ">")
 
 
 def write_log(path: str, lines: int) -> None:
@@ -222,14 +222,15 @@ def main() -> int:
     for name, median, spread, ratio in rows:
         print(f"{name:<{width}}  {median:>9}  {spread:>13}  {ratio:>5}")
     print(
-        f"normalize peak RSS: {rss_small / 1024:.1f} MiB at 20k lines, {rss_large / 1024:.1f} MiB at 200k lines "
-        f"(growth {growth:.1f} MiB)"
+        f"normalize peak RSS: {rss_small / 1024:.1f} MiB at 20k lines, "
+        f"{rss_large / 1024:.1f} MiB at 200k lines (growth {growth:.1f} MiB)"
     )
     if growth > MEMORY_GROWTH_TARGET_MIB:
         failures.append(f"normalize memory grew {growth:.1f} MiB > {MEMORY_GROWTH_TARGET_MIB}")
     print(
         f"targets: hook <= {HOOK_TARGET}x floor, normalize <= {NORMALIZE_TARGET}x fastest bare loop "
-        f"(ratio column: hooks vs floor, normalize vs fastest loop), memory growth < {MEMORY_GROWTH_TARGET_MIB:g} MiB"
+        f"(ratio column: hooks vs floor, normalize vs fastest loop), "
+        f"memory growth < {MEMORY_GROWTH_TARGET_MIB:g} MiB"
     )
     for failure in failures:
         print(f"ABOVE TARGET: {failure}")

@@ -148,7 +148,6 @@ def emit(
             model_start_on_final_text,
         )
     except SciontoolError as exc:
-        sys.stdout.flush()
         fail(str(exc))
 
 
