@@ -103,6 +103,14 @@ class _Codec:
         return empty_line[: -len(b"{}}\n")] + _html_escape(self.orjson.dumps(data)) + b"}\n"
 
 
+def _whole_document(codec: _Codec, first_line: bytes, stream: BinaryIO) -> object:
+    """The input read whole as one (pretty-printed) JSON document, or None if it is not one."""
+    try:
+        return codec.loads(first_line + stream.read())
+    except (UnicodeDecodeError, gojson.JSONError):
+        return None
+
+
 def normalize_stream(spec: DialectSpec, stream: BinaryIO, name: str, out: BinaryIO, include_raw: bool) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = _Codec(spec, include_raw)
@@ -115,13 +123,8 @@ def normalize_stream(spec: DialectSpec, stream: BinaryIO, name: str, out: Binary
             except (UnicodeDecodeError, gojson.JSONError) as exc:
                 if not line.strip():
                     continue
-                if written == 0:
-                    # Not JSONL after all? One (pretty-printed) document, read whole.
-                    try:
-                        payload = codec.loads(line + stream.read())
-                    except (UnicodeDecodeError, gojson.JSONError):
-                        payload = exc
-                if isinstance(payload, Exception):
+                payload = _whole_document(codec, line, stream) if written == 0 else None
+                if payload is None:
                     reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
                     raise EventError(f"{name}:{number}: {reason}") from None
             try:
