@@ -175,6 +175,14 @@ def dialect_test(
     raise typer.Exit(1 if failed else 0)
 
 
+@dialect_app.command("schema")
+def dialect_schema() -> None:
+    """Print the JSON Schema of dialect.yaml (draft 2020-12)."""
+    from sciontool_py.authoring.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
 def run(args: list[str]) -> int:
     try:
         app(args, prog_name="sciontool", standalone_mode=True)
