@@ -175,6 +175,29 @@ def dialect_test(
     raise typer.Exit(1 if failed else 0)
 
 
+@dialect_app.command("scaffold")
+def dialect_scaffold(
+    name: Annotated[str, typer.Argument(help="Name of the new dialect.")],
+    log: Annotated[
+        str,
+        typer.Option("--from", help="Recorded envelopes (JSONL), e.g. from a `cat >> events.jsonl` hook."),
+    ],
+    out: Annotated[str, typer.Option("--out", help="Folder to write NAME/ into.")] = ".",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Write a starter NAME/dialect.yaml and one fixture per raw event from a recorded log."""
+    from sciontool_py.authoring.scaffold import scaffold, write
+
+    try:
+        result = scaffold(name, log, out)
+        write(result, force)
+    except SciontoolError as exc:
+        fail(str(exc))
+    for path in result.files:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"{result.mapped} raw events mapped, {result.todo} left as TODO")
+
+
 @dialect_app.command("schema")
 def dialect_schema() -> None:
     """Print the JSON Schema of dialect.yaml (draft 2020-12)."""

@@ -56,13 +56,18 @@ def load_fixture(path: str) -> Fixture:
     return Fixture(path, envelope, data["expect"], data.get("response", _ABSENT))
 
 
+def is_fixture_name(name: str) -> bool:
+    # A JSON Schema beside a scaffolded dialect is no fixture.
+    return name.endswith(".json") and not name.endswith(".schema.json")
+
+
 def fixture_files(paths: list[str]) -> list[str]:
     """Fixture files among paths (files, or folders searched recursively), sorted."""
     found: list[str] = []
     for path in paths:
         if os.path.isdir(path):
             for folder, _, names in sorted(os.walk(path)):
-                found += sorted(os.path.join(folder, n) for n in names if n.endswith(".json"))
+                found += sorted(os.path.join(folder, n) for n in names if is_fixture_name(n))
         elif os.path.exists(path):
             found.append(path)
         else:
