@@ -174,6 +174,94 @@ def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> 
     typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
 
 
+@dialect_app.command("check")
+def dialect_check(
+    paths: Annotated[list[str], typer.Argument(help="dialect.yaml files, or folders holding one.")],
+    fixtures: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--fixtures", help="Fixture files or folders: warn about paths their envelopes never carry."
+        ),
+    ] = None,
+) -> None:
+    """Validate dialect files: every problem as file:line:col, then likely mistakes as warnings."""
+    from sciontool_py.authoring.check import check_file, dialect_path, envelope_keys
+
+    try:
+        carried = envelope_keys(fixtures) if fixtures else None
+    except SciontoolError as exc:
+        fail(str(exc))
+    problems = [p for path in paths for p in check_file(dialect_path(path), carried)]
+    for problem in problems:
+        typer.echo(str(problem))
+    errors = sum(p.severity == "error" for p in problems)
+    typer.echo(f"{len(paths)} checked, {errors} errors, {len(problems) - errors} warnings")
+    raise typer.Exit(1 if errors else 0)
+
+
+@dialect_app.command("test")
+def dialect_test(
+    fixtures: Annotated[list[str], typer.Argument(help="Fixture files or folders.")],
+    dialect: Annotated[
+        Optional[str], typer.Option("--dialect", help="Test every fixture against this dialect.")
+    ] = None,
+    dialect_file: DialectFileOpt = None,
+) -> None:
+    """Run fixtures through normalization and the response lookup; print a diff per failure.
+
+    Without --dialect or --dialect-file, each folder uses its own dialect.yaml,
+    else the dialect named like the folder.
+    """
+    from sciontool_py.contract import DialectChooser, check_fixture, failure_report, fixture_files
+
+    try:
+        chooser = DialectChooser(dialect, dialect_file)
+        files = fixture_files(fixtures)
+    except SciontoolError as exc:
+        fail(str(exc))
+    if not files:
+        fail(f"no fixtures (*.json) in {' '.join(fixtures)}")
+    failed = 0
+    for path in files:
+        problems = check_fixture(chooser, path)
+        if problems:
+            failed += 1
+            typer.echo(failure_report(path, problems))
+    typer.echo(f"{len(files) - failed} passed, {failed} failed")
+    raise typer.Exit(1 if failed else 0)
+
+
+@dialect_app.command("scaffold")
+def dialect_scaffold(
+    name: Annotated[str, typer.Argument(help="Name of the new dialect.")],
+    log: Annotated[
+        str,
+        typer.Option("--from", help="Recorded envelopes (JSONL), e.g. from a `cat >> events.jsonl` hook."),
+    ],
+    out: Annotated[str, typer.Option("--out", help="Folder to write NAME/ into.")] = ".",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Write a starter NAME/dialect.yaml and one fixture per raw event from a recorded log."""
+    from sciontool_py.authoring.scaffold import scaffold, write
+
+    try:
+        result = scaffold(name, log, out)
+        write(result, force)
+    except SciontoolError as exc:
+        fail(str(exc))
+    for path in result.files:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"{result.mapped} raw events mapped, {result.todo} left as TODO")
+
+
+@dialect_app.command("schema")
+def dialect_schema() -> None:
+    """Print the JSON Schema of dialect.yaml (draft 2020-12)."""
+    from sciontool_py.authoring.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+
+
 def run(args: list[str]) -> int:
     try:
         app(args, prog_name="sciontool", standalone_mode=True)

@@ -56,13 +56,18 @@ def load_fixture(path: str) -> Fixture:
     return Fixture(path, envelope, data["expect"], data.get("response", _ABSENT))
 
 
+def is_fixture_name(name: str) -> bool:
+    # A JSON Schema beside a scaffolded dialect is no fixture.
+    return name.endswith(".json") and not name.endswith(".schema.json")
+
+
 def fixture_files(paths: list[str]) -> list[str]:
     """Fixture files among paths (files, or folders searched recursively), sorted."""
     found: list[str] = []
     for path in paths:
         if os.path.isdir(path):
             for folder, _, names in sorted(os.walk(path)):
-                found += sorted(os.path.join(folder, n) for n in names if n.endswith(".json"))
+                found += sorted(os.path.join(folder, n) for n in names if is_fixture_name(n))
         elif os.path.exists(path):
             found.append(path)
         else:
@@ -74,6 +79,59 @@ def folder_dialect_file(fixture_path: str) -> str | None:
     """The dialect.yaml beside a fixture, if its folder has one."""
     candidate = os.path.join(os.path.dirname(fixture_path), "dialect.yaml")
     return candidate if os.path.isfile(candidate) else None
+
+
+class DialectChooser:
+    """The dialect each fixture is tested against.
+
+    A forced dialect (name or file) applies to every fixture; otherwise each
+    folder uses its own dialect.yaml, else the dialect named like the folder.
+    Resolved once per folder.
+    """
+
+    def __init__(self, dialect: str | None = None, dialect_file: str | None = None) -> None:
+        from sciontool_py.dialect.discover import resolve
+
+        # Resolved now, so a bad --dialect is one error, not one per fixture.
+        self.forced = resolve(dialect, dialect_file) if dialect or dialect_file else None
+        self.by_folder: dict[str, DialectSpec | SciontoolError] = {}
+
+    def spec_for(self, fixture_path: str) -> DialectSpec:
+        if self.forced is not None:
+            return self.forced
+        folder = os.path.dirname(os.path.abspath(fixture_path))
+        if folder not in self.by_folder:
+            self.by_folder[folder] = self._folder_spec(fixture_path)
+        found = self.by_folder[folder]
+        if isinstance(found, SciontoolError):
+            raise found
+        return found
+
+    @staticmethod
+    def _folder_spec(fixture_path: str) -> DialectSpec | SciontoolError:
+        from sciontool_py.dialect.discover import find_dialect
+        from sciontool_py.dialect.load import load_dialect
+
+        own = folder_dialect_file(fixture_path)
+        try:
+            if own:
+                return load_dialect(own)
+            return find_dialect(os.path.basename(os.path.dirname(os.path.abspath(fixture_path))))
+        except SciontoolError as exc:
+            return exc
+
+
+def check_fixture(chooser: DialectChooser, path: str) -> list[str]:
+    """What is wrong with one fixture file, as lines; empty when it passes."""
+    try:
+        return differences(chooser.spec_for(path), load_fixture(path))
+    except SciontoolError as exc:
+        return [str(exc)]
+
+
+def failure_report(path: str, problems: list[str]) -> str:
+    """`FAIL path` then one indented line per difference."""
+    return "\n".join([f"FAIL {path}", *(f"    {p}" for p in problems)])
 
 
 def actual(spec: DialectSpec, fixture: Fixture) -> tuple[dict[str, object], object]:

@@ -81,6 +81,12 @@ class _Checker:
         self.path = path
         self.loader = _NoAliasLoader(text)
         self.problems: list[Problem] = []
+        # (line, col) of each mapping, field path and response, so `dialect check`
+        # can warn at the right place; keyed ("mappings", raw[, field]) / ("responses", raw).
+        self.marks: dict[tuple[str, ...], tuple[int, int]] = {}
+
+    def mark(self, key: tuple[str, ...], node: yaml.Node) -> None:
+        self.marks[key] = (node.start_mark.line + 1, node.start_mark.column + 1)
 
     def problem(self, node: yaml.Node | yaml.Mark | None, message: str) -> None:
         mark = node.start_mark if isinstance(node, yaml.Node) else node
@@ -179,7 +185,8 @@ class _Checker:
 
     def mappings(self, node: yaml.Node) -> dict[str, Mapping]:
         out = {}
-        for raw, _, entry in self.pairs(node, "'mappings'"):
+        for raw, raw_node, entry in self.pairs(node, "'mappings'"):
+            self.mark(("mappings", raw), raw_node)
             where = f"mappings.{raw}"
             keys = {k: v for k, _, v in self.pairs(entry, where, MAPPING_KEYS)}
             if not isinstance(entry, yaml.MappingNode):
@@ -193,12 +200,13 @@ class _Checker:
                     keys["event"],
                     f"{where}.event: {event!r} is not a canonical event{suggest(event, EVENTS)}",
                 )
-            fields = self.fields(keys["fields"], where) if "fields" in keys else {}
+            fields = self.fields(keys["fields"], raw) if "fields" in keys else {}
             if event is not None:
                 out[raw] = Mapping(event, fields)
         return out
 
-    def fields(self, node: yaml.Node, where: str) -> dict[str, tuple[str, ...]]:
+    def fields(self, node: yaml.Node, raw: str) -> dict[str, tuple[str, ...]]:
+        where = f"mappings.{raw}"
         out = {}
         field_names = tuple(FIELD_KINDS)
         for field, key_node, path_node in self.pairs(node, f"{where}.fields"):
@@ -218,12 +226,14 @@ class _Checker:
                     f"{where}.fields.{field}: malformed path {path!r} (expected .key or .a.b.c)",
                 )
                 continue
+            self.mark(("mappings", raw, field), path_node)
             out[field] = segments
         return out
 
     def responses(self, node: yaml.Node) -> dict[str, object]:
         out: dict[str, object] = {}
-        for raw, _, value_node in self.pairs(node, "'responses'"):
+        for raw, raw_node, value_node in self.pairs(node, "'responses'"):
+            self.mark(("responses", raw), raw_node)
             value = self.value(value_node)
             if not isinstance(value, dict):
                 self.problem(value_node, f"responses.{raw}: must be a mapping (printed as a JSON object)")
@@ -265,8 +275,17 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
     return f"invalid YAML: {text}"
 
 
-def check_text(text: str, path: str) -> tuple[DialectSpec | None, list[Problem]]:
-    """Parse and validate dialect YAML; the spec is None when any problem is found."""
+Marks = dict[tuple[str, ...], tuple[int, int]]
+
+
+def check_text_marked(text: str, path: str) -> tuple[DialectSpec | None, list[Problem], Marks]:
+    """check_text, plus the (line, col) of each mapping, field path and response."""
     checker = _Checker(text, path)
     spec = checker.run()
-    return spec, checker.problems
+    return spec, checker.problems, checker.marks
+
+
+def check_text(text: str, path: str) -> tuple[DialectSpec | None, list[Problem]]:
+    """Parse and validate dialect YAML; the spec is None when any problem is found."""
+    spec, problems, _ = check_text_marked(text, path)
+    return spec, problems

@@ -1,0 +1,109 @@
+"""The JSON Schema of dialect.yaml, built from the loader's own vocabulary.
+
+Editors (through the yaml-language-server modeline) complete and check a
+dialect with it; it is generated so it can never drift from what the loader
+accepts: a key added to the loader without a schema entry fails here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sciontool_py.dialect.validate import MAPPING_KEYS, NAME_PATTERN, OPTION_KINDS, TOP_LEVEL_KEYS
+from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+# Where the committed copy lives, relative to the repository root, and the
+# modeline a dialect file carries to use it.
+SCHEMA_FILE = "schema/dialect.schema.json"
+MODELINE_PREFIX = "# yaml-language-server: $schema="
+
+# What validate.path_segments accepts: no surrounding whitespace, an optional
+# leading dot, then non-empty dot-separated keys.
+PATH_PATTERN = r"^(?!\s)(?![\s\S]*\s$)\.?[^.]+(\.[^.]+)*$"
+
+_KIND_TEXT = {
+    "string": "a non-empty string at the path",
+    "any": "any JSON value at the path (non-strings become compact JSON)",
+    "number": "a positive number at the path",
+    "boolean": "a boolean at the path",
+}
+
+
+def _non_empty_string(description: str) -> dict[str, object]:
+    return {"type": "string", "minLength": 1, "description": description}
+
+
+def _option(kind: type) -> dict[str, object]:
+    if kind is bool:
+        return {"type": "boolean"}
+    return {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+
+def build_schema() -> dict[str, object]:
+    top: dict[str, dict[str, object]] = {
+        "dialect": {
+            "type": "string",
+            "pattern": "^" + NAME_PATTERN.pattern.removesuffix(r"\Z") + "$",
+            "description": "The name --dialect selects.",
+        },
+        "event_name_field": _non_empty_string(
+            "Legacy single envelope field holding the raw event name (ignored when event_name_fields is set)."
+        ),
+        "event_name_fields": {
+            "type": "array",
+            "minItems": 1,
+            "items": _non_empty_string("An envelope field that may hold the raw event name."),
+            "description": "Raw event name = the first non-empty string among these envelope fields.",
+        },
+        "mappings": {
+            "type": "object",
+            "additionalProperties": {"$ref": "#/$defs/mapping"},
+            "description": "Raw event name, as the harness sends it -> canonical event.",
+        },
+        "responses": {
+            "type": "object",
+            "additionalProperties": {"type": "object"},
+            "description": "Raw event name -> object printed as JSON on stdout for that event.",
+        },
+        "options": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {key: _option(kind) for key, kind in OPTION_KINDS.items()},
+        },
+    }
+    mapping: dict[str, dict[str, object]] = {
+        "event": {"enum": list(EVENTS), "description": "The canonical event."},
+        "fields": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                field: {"$ref": "#/$defs/path", "description": f"{field}: {_KIND_TEXT[kind]}"}
+                for field, kind in FIELD_KINDS.items()
+            },
+            "description": "Canonical data field -> dotted path into the envelope (.a.b.c).",
+        },
+    }
+    return {
+        "$schema": DRAFT,
+        "title": "sciontool dialect.yaml",
+        "description": "Maps a harness's raw hook events to Scion's canonical events.",
+        "type": "object",
+        "required": ["dialect"],
+        "anyOf": [{"required": ["event_name_field"]}, {"required": ["event_name_fields"]}],
+        "additionalProperties": False,
+        "properties": {key: top[key] for key in TOP_LEVEL_KEYS},
+        "$defs": {
+            "mapping": {
+                "type": "object",
+                "required": ["event"],
+                "additionalProperties": False,
+                "properties": {key: mapping[key] for key in MAPPING_KEYS},
+            },
+            "path": {"type": "string", "pattern": PATH_PATTERN},
+        },
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(build_schema(), indent=2) + "\n"

@@ -1,0 +1,105 @@
+"""`sciontool dialect check`: every error at its line, warnings for likely mistakes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import FIXTURES, REPO
+
+
+def check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "dialect", "check", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "dialect.yaml"
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def test_two_mistakes_give_two_located_errors(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        mapings: {}
+        mappings:
+          PreTool:
+            event: tool-strat
+        """,
+    )
+    out = check(path)
+    assert out.returncode == 1
+    assert out.stdout.splitlines() == [
+        f"{path}:3:1: dialect file: unknown key 'mapings' (did you mean 'mappings'?)",
+        f"{path}:6:12: mappings.PreTool.event: 'tool-strat' is not a canonical event (did you mean 'tool-start'?)",
+        "1 checked, 2 errors, 0 warnings",
+    ]
+
+
+def test_shipped_and_fixture_dialects_are_clean() -> None:
+    paths = [*sorted(str(p) for p in (REPO / "dialects").iterdir()), str(FIXTURES / "nested-paths")]
+    out = check(*paths)
+    assert (out.returncode, out.stdout.splitlines()) == (0, [f"{len(paths)} checked, 0 errors, 0 warnings"])
+
+
+def test_legal_but_likely_wrong_gives_warnings_and_exit_0(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        mappings:
+          PreToolUse:
+            event: tool-start
+            fields:
+              tool_name: .tool.name
+          BeforeTool:
+            event: tool-start
+            fields:
+              tool_name: .name
+        responses:
+          PreToolUSe: {decision: allow}
+        """,
+    )
+    out = check(path)
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == [
+        f"{path}:11:18: warning: mappings.BeforeTool.fields.tool_name: tool-start takes tool_name from .name here but from .tool.name for 'PreToolUse' (line 7)",
+        f"{path}:13:3: warning: responses.PreToolUSe: no mapping for raw event 'PreToolUSe' (a misspelt name never gets this response)",
+        "1 checked, 0 errors, 2 warnings",
+    ]
+
+
+def test_paths_the_fixture_envelopes_never_carry_are_warned_only_with_fixtures() -> None:
+    codex = str(REPO / "dialects" / "codex" / "dialect.yaml")
+    assert check(codex).stdout.splitlines() == ["1 checked, 0 errors, 0 warnings"]
+    # claude's envelopes never carry codex's `title`, `thread-id`, ...
+    out = check("--fixtures", str(FIXTURES / "claude"), codex)
+    line = Path(codex).read_text().splitlines().index("      message: .title") + 1
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[0] == (
+        f"{codex}:{line}:16: warning: mappings.agent-turn-complete.fields.message: path .title can never match: "
+        "no envelope in the fixtures has a top-level 'title'"
+    )
+    assert out.stdout.splitlines()[-1] == "1 checked, 0 errors, 4 warnings"
+    # codex's own fixtures carry them all.
+    assert check("--fixtures", str(FIXTURES / "codex"), codex).stdout.splitlines() == [
+        "1 checked, 0 errors, 0 warnings"
+    ]
+
+
+def test_a_missing_file_is_one_error_line(tmp_path: Path) -> None:
+    out = check(str(tmp_path / "nope.yaml"))
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0].startswith(f"{tmp_path / 'nope.yaml'}:1:1: cannot read dialect:")
+    assert "Traceback" not in out.stderr

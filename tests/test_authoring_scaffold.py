@@ -1,0 +1,133 @@
+"""`sciontool dialect scaffold`: from a recorded envelope log to a dialect that passes check and test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import REPO
+
+
+def sciontool(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sciontool_py", *args], input=stdin, capture_output=True, text=True, timeout=60
+    )
+
+
+def core_agent_log(turns: int = 50) -> str:
+    """What a `cat >> events.jsonl` hook records from core-agent: four envelopes a turn."""
+    lines = []
+    for i in range(turns):
+        lines += [
+            {"hook_event_name": "model-start", "session_id": "s-1"},
+            {
+                "hook_event_name": "tool-start",
+                "session_id": "s-1",
+                "tool_name": "read_file",
+                "tool_input": {"path": f"/src/f{i}.py", "limit": i},
+            },
+            {
+                "hook_event_name": "tool-end",
+                "session_id": "s-1",
+                "tool_name": "read_file",
+                "tool_output": {"content": f"line {i}", "ok": True},
+            },
+            {"hook_event_name": "agent-end", "session_id": "s-1"},
+        ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text(core_agent_log())
+    assert len(log.read_text().splitlines()) == 200
+    out = sciontool("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    folder = tmp_path / "mine"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "agent-end.json",
+        "dialect.schema.json",
+        "dialect.yaml",
+        "model-start.json",
+        "tool-end.json",
+        "tool-start.json",
+    ]
+    assert out.stdout.splitlines()[-1] == "4 raw events mapped, 0 left as TODO"
+
+    check = sciontool("dialect", "check", str(folder))
+    assert (check.returncode, check.stdout) == (0, "1 checked, 0 errors, 0 warnings\n")
+    tested = sciontool("dialect", "test", str(folder))
+    assert (tested.returncode, tested.stdout) == (0, "4 passed, 0 failed\n")
+
+    text = (folder / "dialect.yaml").read_text()
+    assert text.splitlines()[0] == "# yaml-language-server: $schema=dialect.schema.json"
+    assert (folder / "dialect.schema.json").read_text() == (
+        REPO / "schema" / "dialect.schema.json"
+    ).read_text()
+    spec = yaml.safe_load(text)
+    assert spec["event_name_fields"] == ["hook_event_name"]
+    assert spec["mappings"]["tool-start"] == {"event": "tool-start", "fields": {"tool_input": ".tool_input"}}
+    assert spec["mappings"]["tool-end"] == {"event": "tool-end", "fields": {"tool_output": ".tool_output"}}
+    # The guessed dialect reads the whole log exactly as the shipped core-agent dialect does.
+    mine = sciontool("normalize", f"--dialect-file={folder / 'dialect.yaml'}", str(log))
+    core = sciontool("normalize", "--dialect=core-agent", str(log))
+    assert mine.stdout.replace('"dialect":"mine"', '"dialect":"core-agent"') == core.stdout
+    assert len(core.stdout.splitlines()) == 200
+
+
+def test_unknown_events_and_nested_fields(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    # Written without newlines, as `cat >>` records a harness that sends none.
+    log.write_text(
+        json.dumps({"type": "pre_tool_use", "tool": {"name": "grep", "args": {"q": "x"}}, "sessionId": "s"})
+        + json.dumps({"type": "Frobnicate", "message": "hi"})
+    )
+    out = sciontool("dialect", "scaffold", "nested", "--from", str(log), "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "nested" / "dialect.yaml").read_text()
+    assert yaml.safe_load(text)["mappings"] == {
+        "pre_tool_use": {
+            "event": "tool-start",
+            "fields": {"tool_name": ".tool.name", "session_id": ".sessionId", "tool_input": ".tool.args"},
+        }
+    }
+    assert "  # TODO: Frobnicate (seen 1 time) matches no known harness event." in text
+    assert "  # Frobnicate:\n  #   event: TODO\n" in text
+    assert sciontool("dialect", "check", str(tmp_path / "nested")).returncode == 0
+    assert sciontool("dialect", "test", str(tmp_path / "nested")).stdout == "2 passed, 0 failed\n"
+    fixture = json.loads((tmp_path / "nested" / "pre-tool-use.json").read_text())
+    assert fixture["expect"]["data"] == {"tool_name": "grep", "session_id": "s", "tool_input": '{"q":"x"}'}
+
+
+def test_existing_files_are_kept_without_force(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text(core_agent_log(1))
+    args = ("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    assert sciontool(*args).returncode == 0
+    dialect = tmp_path / "mine" / "dialect.yaml"
+    dialect.write_text("edited by hand\n")
+    again = sciontool(*args)
+    assert (again.returncode, again.stderr) == (
+        1,
+        f"sciontool: {dialect}: already exists (use --force to overwrite)\n",
+    )
+    assert dialect.read_text() == "edited by hand\n"
+    assert sciontool(*args, "--force").returncode == 0
+    assert dialect.read_text().startswith("# yaml-language-server:")
+
+
+def test_bad_logs_are_one_line_errors(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"hook_event_name": "a"}\n{"oops"\n')
+    out = sciontool("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"sciontool: {log}:2: not JSON:") and len(out.stderr.splitlines()) == 1
+    log.write_text('{"hook_event_name": "a"}\n{"foo": 1}\n')
+    out = sciontool("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    assert out.stderr.startswith(f"sciontool: {log}:2: no event name in the envelope (tried hook_event_name,")
+    out = sciontool("dialect", "scaffold", "Bad Name", "--from", str(log), "--out", str(tmp_path))
+    assert out.stderr == "sciontool: invalid dialect name 'Bad Name': expected [a-z0-9][a-z0-9._-]*\n"
+    assert not (tmp_path / "mine").exists()
