@@ -15,8 +15,8 @@ from typing import cast
 from sciontool_py import gojson
 from sciontool_py.authoring.schema import MODELINE_PREFIX, schema_text
 from sciontool_py.dialect.normalize import normalize
-from sciontool_py.dialect.spec import DialectSpec, Mapping
-from sciontool_py.dialect.validate import NAME_PATTERN, check_text, path_segments
+from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
+from sciontool_py.dialect.validate import check_text, path_segments
 from sciontool_py.errors import SciontoolError
 from sciontool_py.vocabulary import EVENTS
 
@@ -213,7 +213,7 @@ def _scalar(text: str) -> str:
 
 
 def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
-    if not NAME_PATTERN.match(name):
+    if not valid_name(name):
         raise SciontoolError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
     recorded = read_log(log_path)
     fields_for_name = tuple(name_fields(log_path, recorded))

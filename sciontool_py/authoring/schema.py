@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from sciontool_py.dialect.validate import MAPPING_KEYS, NAME_PATTERN, OPTION_KINDS, TOP_LEVEL_KEYS
+from sciontool_py.dialect.spec import NAME_REGEX
+from sciontool_py.dialect.validate import MAPPING_KEYS, OPTION_KINDS, TOP_LEVEL_KEYS
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -44,7 +45,7 @@ def build_schema() -> dict[str, object]:
     top: dict[str, dict[str, object]] = {
         "dialect": {
             "type": "string",
-            "pattern": "^" + NAME_PATTERN.pattern.removesuffix(r"\Z") + "$",
+            "pattern": f"^{NAME_REGEX}$",
             "description": "The name --dialect selects.",
         },
         "event_name_field": _non_empty_string(
