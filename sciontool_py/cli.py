@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, NoReturn, Optional
 
 import typer
@@ -263,9 +264,20 @@ def dialect_schema() -> None:
 
 
 def run(args: list[str]) -> int:
+    """Run the app; a usage error is one line on stderr and exit 1, like every other bad input."""
     try:
-        app(args, prog_name="sciontool", standalone_mode=True)
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    return 0
+        code = app(args or ["--help"], prog_name="sciontool", standalone_mode=False)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        return 1
+    except Exception as exc:
+        # Click's errors (typer vendors click, so match by shape, not class).
+        if not hasattr(exc, "format_message"):
+            raise
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "sciontool"
+        hint = f" (see '{where} --help')" if ctx is not None else ""
+        sys.stderr.write(f"{where}: {exc.format_message()}{hint}\n")
+        return 1
+    return code if isinstance(code, int) else 0

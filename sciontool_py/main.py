@@ -34,7 +34,7 @@ def _parse(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tuple[di
             if not eq:
                 i += 1
                 if i == len(args):
-                    raise SciontoolError(f"{name} needs a value\n{usage}")
+                    raise SciontoolError(f"{name} needs a value ({usage})")
                 value = args[i]
             options[name] = value
         elif arg in flags:
@@ -43,7 +43,7 @@ def _parse(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tuple[di
             positional += args[i + 1 :]
             break
         elif arg.startswith("-") and arg != "-":
-            raise SciontoolError(f"unknown option {arg}\n{usage}")
+            raise SciontoolError(f"unknown option {arg} ({usage})")
         else:
             positional.append(arg)
         i += 1
@@ -62,7 +62,7 @@ def hook_command(args: list[str]) -> None:
         report_status(positional[0], " ".join(positional[1:]))
         return
     if len(positional) > 1:
-        raise SciontoolError(f"too many arguments\n{HOOK_USAGE}")
+        raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
     if positional:
         data = gojson.dumps({"hook_event_name": positional[0]}).encode()
     else:
@@ -77,7 +77,7 @@ def status_command(args: list[str]) -> None:
     from sciontool_py.status import report_status
 
     if not args or args[0].startswith("-"):
-        raise SciontoolError(f"missing status type\n{STATUS_USAGE}")
+        raise SciontoolError(f"missing status type ({STATUS_USAGE})")
     report_status(args[0], " ".join(args[1:]))
 
 
@@ -99,8 +99,8 @@ def guarded(command: str, run: object, args: list[str]) -> int:
     try:
         run(args)  # type: ignore[operator]
     except SciontoolError as exc:
-        for line in str(exc).splitlines() or [""]:
-            sys.stderr.write(f"sciontool {command}: {line}\n")
+        message = " ".join(str(exc).split("\n"))  # one line, whatever the error carries
+        sys.stderr.write(f"sciontool {command}: {message}\n")
         return 1
     except KeyboardInterrupt:
         return 1

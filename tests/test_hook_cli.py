@@ -310,3 +310,13 @@ def test_unwritable_cache_only_costs_speed(agent: Agent, tmp_path: Path) -> None
 def test_help_goes_through_typer(agent: Agent) -> None:
     result = agent.run("hook", "--help")
     assert result.returncode == 0 and b"--dialect-file" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["bogus"], ["dialect", "show"], ["dialect", "test"], ["emit", "--nope"], ["normalize", "--bogus"], ["status"]],
+)
+def test_usage_errors_are_one_line_and_exit_1(agent: Agent, args: list[str]) -> None:
+    result = agent.run(*args)
+    assert result.returncode == 1
+    assert len(result.stderr.decode().splitlines()) == 1 and b"Traceback" not in result.stderr
