@@ -314,7 +314,14 @@ def test_help_goes_through_typer(agent: Agent) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["bogus"], ["dialect", "show"], ["dialect", "test"], ["emit", "--nope"], ["normalize", "--bogus"], ["status"]],
+    [
+        ["bogus"],
+        ["dialect", "show"],
+        ["dialect", "test"],
+        ["emit", "--nope"],
+        ["normalize", "--bogus"],
+        ["status"],
+    ],
 )
 def test_usage_errors_are_one_line_and_exit_1(agent: Agent, args: list[str]) -> None:
     result = agent.run(*args)
