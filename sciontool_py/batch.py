@@ -3,7 +3,9 @@
 Streams line by line. With orjson installed (the `fast` extra) lines are
 parsed and events written by orjson, whose output is then made
 byte-identical to Go's (HTML and U+2028/9 escapes); values it cannot write
-the way Go does (floats, integers beyond 2^53) go through gojson.
+the way Go does (floats, integers beyond 2^53) go through gojson. Per raw
+event name the line's head and the keys that can fill its data are worked
+out once; an envelope with none of those keys is written from a template.
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ from __future__ import annotations
 import sys
 
 from sciontool_py import gojson
-from sciontool_py.dialect.normalize import keys_that_fill_data, normalize, normalize_named, raw_event_name
+from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.vocabulary import DATA_FIELD_ORDER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO
 
-    from sciontool_py.dialect.spec import DialectSpec
+    from sciontool_py.dialect.spec import DialectSpec, Mapping
 
 _FLUSH_EVERY = 512
 _EXACT_INT = 2**53  # beyond this Go's float64 changes the digits
@@ -29,15 +32,34 @@ _RANK = {field: rank for rank, field in enumerate(DATA_FIELD_ORDER)}
 def _go_safe(value: object) -> bool:
     """True when orjson writes value exactly as Go does: no floats, no huge ints."""
     kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return -_EXACT_INT <= value <= _EXACT_INT  # type: ignore[operator]
     if kind is dict:
-        return all(map(_go_safe, value.values()))  # type: ignore[attr-defined]
-    if kind is list:
-        return all(map(_go_safe, value))  # type: ignore[call-overload]
-    return False
+        items: object = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        items = value
+    else:
+        items = (value,)
+    for item in items:  # type: ignore[attr-defined]
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -_EXACT_INT <= item <= _EXACT_INT:
+                continue
+            return False
+        if (kind is dict or kind is list) and _go_safe(item):
+            continue
+        return False
+    return True
+
+
+def _needs_escape(text: str) -> bool:
+    """Whether Go's encoder would escape something in text (str checks cost far less than bytes ones)."""
+    return (
+        "<" in text
+        or ">" in text
+        or "&" in text
+        or (not text.isascii() and ("\u2028" in text or "\u2029" in text))
+    )
 
 
 def _html_escape(data: bytes) -> bytes:
@@ -48,14 +70,27 @@ def _html_escape(data: bytes) -> bytes:
     return data
 
 
+class _Kind:
+    """What is fixed for one raw event name of a dialect."""
+
+    __slots__ = ("empty_line", "fill_keys", "head", "mapping", "name")
+
+    def __init__(self, spec: DialectSpec, raw_name: str) -> None:
+        self.mapping: Mapping | None = spec.mappings.get(raw_name)
+        empty = normalize(spec, {spec.name_fields[0]: raw_name})
+        self.name = empty.name
+        self.empty_line = _html_escape(empty.to_json().encode()) + b"\n"  # data {}
+        self.head = self.empty_line[: -len(b"{}}\n")]
+        self.fill_keys = keys_that_fill_data(spec, raw_name)
+
+
 class _Codec:
     """Parses lines and writes event lines for one dialect: orjson when installed, else gojson."""
 
     def __init__(self, spec: DialectSpec, include_raw: bool) -> None:
         self.spec = spec
         self.include_raw = include_raw
-        # raw event name -> (keys that can fill its data, its line when they are absent)
-        self.kinds: dict[str, tuple[frozenset[str], bytes]] = {}
+        self.kinds: dict[str, _Kind] = {}
         try:
             import orjson
         except ImportError:
@@ -64,71 +99,107 @@ class _Codec:
             self.orjson = orjson
 
     def loads(self, line: bytes) -> object:
-        if self.orjson is not None:
-            try:
-                return self.orjson.loads(line)
-            except self.orjson.JSONDecodeError:
-                pass  # gojson explains it, or accepts what Go accepts (lone surrogates)
+        """Go's decoding of a line; raises ValueError (gojson's message) when it is not JSON."""
         return gojson.loads(line.decode("utf-8"))
 
-    def encode(self, value: object) -> str:
-        """Go's json.Marshal of an object payload, by orjson where that gives the same bytes."""
-        orjson = self.orjson
-        if orjson is None or not _go_safe(value):
-            return gojson.dumps(value)
-        text: str = _html_escape(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).decode()
-        return text
+    def fast_loads(self) -> Callable[[bytes], object]:
+        """orjson.loads when installed: it raises ValueError where loads() must be asked,
+        for the message or for what Go accepts and orjson does not (lone surrogates)."""
+        loads: Callable[[bytes], object] = self.loads if self.orjson is None else self.orjson.loads
+        return loads
 
-    def _kind(self, raw_name: str) -> tuple[frozenset[str], bytes]:
-        kind = self.kinds.get(raw_name)
-        if kind is None:
-            empty = normalize(self.spec, {self.spec.name_fields[0]: raw_name})
-            line = _html_escape(empty.to_json().encode()) + b"\n"
-            kind = self.kinds[raw_name] = (keys_that_fill_data(self.spec, raw_name), line)
-        return kind
-
-    def line(self, payload: object) -> bytes:
+    def writer(self) -> Callable[[object], bytes]:
+        """The function that turns one decoded envelope into its output line."""
         spec = self.spec
-        if self.orjson is None or self.include_raw or type(payload) is not dict:
-            event = normalize(spec, payload, self.encode)
-            return (event.to_json(self.include_raw) + "\n").encode("utf-8", "surrogatepass")
-        raw_name = raw_event_name(spec, payload)
-        keys, empty_line = self._kind(raw_name)
-        if keys.isdisjoint(payload):
-            return empty_line  # nothing in the envelope can fill the data: skip the work
-        data = normalize_named(spec, payload, raw_name, self.encode).data
-        if len(data) > 1 or data.get("success") is False:
-            # Struct order; Go leaves a false `success` out.
-            data = {f: data[f] for f in sorted(data, key=_RANK.__getitem__) if data[f]}
-        return empty_line[: -len(b"{}}\n")] + _html_escape(self.orjson.dumps(data)) + b"}\n"
+        orjson = self.orjson
+        if orjson is None or self.include_raw:
+
+            def slow_line(payload: object) -> bytes:
+                event = normalize(spec, payload)
+                return (event.to_json(self.include_raw) + "\n").encode("utf-8", "surrogatepass")
+
+            return slow_line
+
+        dumps = orjson.dumps
+        sort_keys = orjson.OPT_SORT_KEYS
+        kinds = self.kinds
+        rank = _RANK.__getitem__
+
+        first_field = spec.name_fields[0]
+
+        def encode(value: object) -> str:
+            # Go's json.Marshal of an object payload, by orjson where that gives the same bytes.
+            if not _go_safe(value):
+                return gojson.dumps(value)
+            text: str = dumps(value, option=sort_keys).decode()
+            if "<" in text or ">" in text or "&" in text or not text.isascii():
+                text = _html_escape(text.encode()).decode()
+            return text
+
+        def line(payload: object) -> bytes:
+            if type(payload) is not dict:
+                normalize(spec, payload)  # raises the error for a non-object
+            raw_name = payload.get(first_field)  # type: ignore[attr-defined]
+            if type(raw_name) is not str or not raw_name:
+                raw_name = raw_event_name(spec, payload)  # type: ignore[arg-type]
+            kind = kinds.get(raw_name)
+            if kind is None:
+                kind = kinds[raw_name] = _Kind(spec, raw_name)
+            if kind.fill_keys.isdisjoint(payload):  # type: ignore[arg-type]
+                return kind.empty_line
+            data = event_data(spec, payload, kind.name, kind.mapping, encode)  # type: ignore[arg-type]
+            if data.get("success") is False:
+                del data["success"]  # Go leaves a false bool out
+            if len(data) > 1:
+                ranks = list(map(rank, data))
+                if ranks != sorted(ranks):
+                    data = {f: data[f] for f in sorted(data, key=rank)}  # Go's struct order
+            out: bytes = kind.head + dumps(data) + b"}\n"
+            for value in data.values():
+                if type(value) is str and _needs_escape(value):
+                    return _html_escape(out)
+            return out
+
+        return line
 
 
-def _whole_document(codec: _Codec, first_line: bytes, stream: BinaryIO) -> object:
-    """The input read whole as one (pretty-printed) JSON document, or None if it is not one."""
+_BLANK = object()
+
+
+def _slow_line(codec: _Codec, line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
+    """A line the fast parser refused: blank, Go-valid after all, the start of one
+    pretty-printed document (first line only), or an error naming where it is."""
     try:
-        return codec.loads(first_line + stream.read())
-    except (UnicodeDecodeError, gojson.JSONError):
-        return None
+        return codec.loads(line)
+    except ValueError as exc:  # gojson.JSONError and UnicodeDecodeError
+        if not line.strip():
+            return _BLANK
+        if first:
+            try:
+                return codec.loads(line + stream.read())
+            except ValueError:
+                pass
+        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise EventError(f"{where}: {reason}") from None
 
 
 def normalize_stream(spec: DialectSpec, stream: BinaryIO, name: str, out: BinaryIO, include_raw: bool) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = _Codec(spec, include_raw)
+    fast_loads, line_of = codec.fast_loads(), codec.writer()
     pending: list[bytes] = []
+    append = pending.append
     written = 0
     try:
         for number, line in enumerate(stream, 1):
             try:
-                payload = codec.loads(line)
-            except (UnicodeDecodeError, gojson.JSONError) as exc:
-                if not line.strip():
+                payload = fast_loads(line)
+            except ValueError:
+                payload = _slow_line(codec, line, stream, f"{name}:{number}", first=not written)
+                if payload is _BLANK:
                     continue
-                payload = _whole_document(codec, line, stream) if written == 0 else None
-                if payload is None:
-                    reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-                    raise EventError(f"{name}:{number}: {reason}") from None
             try:
-                pending.append(codec.line(payload))
+                append(line_of(payload))
             except EventError as exc:
                 raise EventError(f"{name}:{number}: {exc}") from None
             written += 1

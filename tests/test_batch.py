@@ -68,7 +68,7 @@ def _reference(spec, data: bytes) -> bytes:  # type: ignore[no-untyped-def]
     out = io.BytesIO()
     original = _Codec.__init__
 
-    def without_orjson(self: _Codec, *args: object) -> None:
+    def without_orjson(self: _Codec, *args: object) -> None:  # the reference: gojson only
         original(self, *args)  # type: ignore[arg-type]
         self.orjson = None
 

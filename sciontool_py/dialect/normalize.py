@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sciontool_py.dialect.spec import DialectSpec
+    from sciontool_py.dialect.spec import DialectSpec, Mapping
 
 # Top-level fields taken as they are: strings, tool payloads only as strings, success as a boolean.
 _DEFAULT_KEYS = frozenset(
@@ -64,15 +64,27 @@ def normalize_named(
 ) -> CanonicalEvent:
     """normalize() for an envelope whose raw event name is already known."""
     mapping = spec.mappings.get(raw_name)
+    name = mapping.event if mapping is not None else raw_name
+    data = event_data(spec, payload, name, mapping, encode)
+    return CanonicalEvent(name, raw_name, spec.name, data, payload)
+
+
+def event_data(
+    spec: DialectSpec,
+    payload: dict[str, object],
+    name: str,
+    mapping: Mapping | None,
+    encode: Callable[[object], str],
+) -> dict[str, object]:
+    """The data fields of the event `name` (by `mapping`, if any) from an envelope."""
     data: dict[str, object] = {}
-    # Set operations run in C: most envelopes carry few of the keys looked for.
-    for field in _DEFAULT_KEYS.intersection(payload):
-        value = payload[field]
-        if field == "success":
-            if value is True or value is False:
+    for field, value in payload.items():  # envelopes have few keys; cheaper than a set intersection
+        if field in _DEFAULT_KEYS:
+            if field == "success":
+                if value is True or value is False:
+                    data[field] = value
+            elif type(value) is str and value:
                 data[field] = value
-        elif isinstance(value, str) and value:
-            data[field] = value
     if mapping is not None:
         for field, kind, first, rest in mapping.steps:
             value = payload.get(first)
@@ -99,10 +111,9 @@ def normalize_named(
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path
-    name = mapping.event if mapping is not None else raw_name
     if name == "agent-end" and not data.get("assistant_text"):
         _transcript_text(spec, data, payload)
-    return CanonicalEvent(name, raw_name, spec.name, data, payload)
+    return data
 
 
 def _transcript_text(spec: DialectSpec, data: dict[str, object], payload: dict[str, object]) -> None:
@@ -121,7 +132,7 @@ def _token(value: object) -> int:
         return 0
     if not -9.3e18 < value < 9.3e18:
         return 0  # outside int64: Go's conversion gives no meaningful count
-    count = int(value)
+    count = int(float(value))  # through float64, as Go decodes every number
     return count if 0 < count <= _INT64_MAX else 0
 
 
@@ -159,18 +170,18 @@ def _tokens_in(obj: dict[str, object]) -> tuple[int, int, int]:
 
 def _file_path(payload: dict[str, object]) -> str:
     tool_input = payload.get("tool_input")
-    if isinstance(tool_input, dict):
+    if type(tool_input) is dict:
         value = tool_input.get("file_path")
-        if isinstance(value, str) and value:
+        if type(value) is str and value:
             return value
     response = payload.get("tool_response")
-    if isinstance(response, dict):
+    if type(response) is dict:
         for key in ("filePath", "file_path"):
             value = response.get(key)
-            if isinstance(value, str) and value:
+            if type(value) is str and value:
                 return value
     value = payload.get("file_path")
-    return value if isinstance(value, str) else ""
+    return value if type(value) is str else ""
 
 
 def _json_kind(value: object) -> str:
