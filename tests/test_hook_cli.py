@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -327,3 +329,20 @@ def test_usage_errors_are_one_line_and_exit_1(agent: Agent, args: list[str]) -> 
     result = agent.run(*args)
     assert result.returncode == 1
     assert len(result.stderr.decode().splitlines()) == 1 and b"Traceback" not in result.stderr
+
+
+def test_warm_hook_imports_nothing_heavy(agent: Agent) -> None:
+    """The hook runs while the agent waits: no typer, YAML, json package or regex on a warm cache."""
+    probe = (
+        "import sys; sys.argv = ['sciontool', 'hook', '--dialect=core-agent']\n"
+        "from sciontool_py.main import main\n"
+        "code = main()\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+    )
+    for _ in range(2):  # the first call builds the dialect cache
+        result = subprocess.run(
+            [sys.executable, "-c", probe], input=json.dumps(TOOL_START).encode(), capture_output=True, env=agent.env
+        )
+    loaded = set(result.stderr.decode().splitlines()[-1].split())
+    assert "sciontool_py.hook" in loaded
+    assert not loaded & {"typer", "click", "yaml", "json", "re", "orjson", "urllib.request", "dataclasses"}
