@@ -5,6 +5,7 @@ from __future__ import annotations
 from sciontool_py import gojson
 from sciontool_py.errors import EventError
 from sciontool_py.event import CanonicalEvent
+from sciontool_py.vocabulary import PAYLOAD_FIELDS, STRING_FIELDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -13,20 +14,7 @@ if TYPE_CHECKING:
     from sciontool_py.dialect.spec import DialectSpec, Mapping
 
 # Top-level fields taken as they are: strings, tool payloads only as strings, success as a boolean.
-_DEFAULT_KEYS = frozenset(
-    (
-        "prompt",
-        "tool_name",
-        "message",
-        "reason",
-        "source",
-        "session_id",
-        "error",
-        "tool_input",
-        "tool_output",
-        "success",
-    )
-)
+_DEFAULT_KEYS = frozenset((*STRING_FIELDS, "error", *PAYLOAD_FIELDS, "success"))
 _FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))
 _INT64_MAX = 2**63 - 1
 
