@@ -341,7 +341,10 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent) -> None:
     )
     for _ in range(2):  # the first call builds the dialect cache
         result = subprocess.run(
-            [sys.executable, "-c", probe], input=json.dumps(TOOL_START).encode(), capture_output=True, env=agent.env
+            [sys.executable, "-c", probe],
+            input=json.dumps(TOOL_START).encode(),
+            capture_output=True,
+            env=agent.env,
         )
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.hook" in loaded
