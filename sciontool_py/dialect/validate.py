@@ -268,5 +268,8 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
 def check_text(text: str, path: str) -> tuple[DialectSpec | None, list[Problem]]:
     """Parse and validate dialect YAML; the spec is None when any problem is found."""
     checker = _Checker(text, path)
-    spec = checker.run()
+    try:
+        spec = checker.run()
+    except RecursionError:  # PyYAML composes and constructs recursively
+        return None, [Problem(path, 1, 1, "invalid YAML: nested too deeply")]
     return spec, checker.problems
