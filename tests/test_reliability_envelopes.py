@@ -4,9 +4,11 @@ and normalization of any JSON value either works or raises the package's own err
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,35 @@ def test_gojson_round_trip_is_stable(value: object) -> None:
 @given(json_values)
 def test_gojson_indented_form_decodes_to_the_same_value(value: object) -> None:
     assert gojson.loads(gojson.dumps(value, indent="  ")) == value
+
+
+def claude_stop(transcript: str) -> dict[str, object]:
+    return {"hook_event_name": "Stop", "transcript_path": transcript}
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "/", "/nonexistent/t.jsonl"])
+def test_a_transcript_path_that_is_not_a_regular_file_is_ignored(tmp_path: Path, special: str) -> None:
+    # The envelope names the file: a FIFO would block the hook, /dev/zero is one endless line.
+    if special == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    event = normalize(find_dialect("claude"), claude_stop(special))
+    assert event.name == "agent-end" and "assistant_text" not in event.data
+
+
+@pytest.mark.slow
+def test_an_over_long_transcript_line_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    reply = {"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}}
+    with open(transcript, "wb") as out:
+        out.write(b'{"type": "assistant", "pad": "' + b"x" * (48 << 20) + b'"}\n')
+        out.write(b"[" * 100_000 + b"\n")  # nested too deeply for the JSON parser: skipped too
+        out.write(json.dumps(reply).encode() + b"\n")
+    tracemalloc.start()
+    try:
+        event = normalize(find_dialect("claude"), claude_stop(str(transcript)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert event.data["assistant_text"] == "done"
+    assert peak < 40 << 20, peak  # one 16 MiB read buffer at a time, never the 48 MiB line
