@@ -23,6 +23,11 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
+# The Hypothesis fuzz targets at length (make test runs them briefly).
+FUZZ_EXAMPLES ?= 20000
+fuzz: $(STAMP)
+	SCIONTOOL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -m fuzz -q
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
