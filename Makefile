@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+# The Hypothesis fuzz targets at length (make test runs them briefly).
+FUZZ_EXAMPLES ?= 20000
+fuzz: $(STAMP)
+	SCIONTOOL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -m fuzz -q
 
 # Byte-compile first: an editable install has no .pyc files when PYTHONDONTWRITEBYTECODE is
 # set, and compiling every module on every call is not what an installed wheel pays.

@@ -10,12 +10,14 @@ from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, SciontoolError
 from sciontool_py.handlers import agent_info, agent_log
-from sciontool_py.handlers.files import StateLock, home_dir
+from sciontool_py.handlers.files import StateLock, failure, home_dir
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sciontool_py.event import CanonicalEvent
 
 
@@ -37,26 +39,48 @@ def hub_configured() -> bool:
     return bool(os.environ.get("SCION_HUB_ENDPOINT") or os.environ.get("SCION_HUB_URL"))
 
 
-def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> None:
-    """Run every handler of Scion's hook for one event, in Scion's order."""
+def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> list[str]:
+    """Run every handler of Scion's hook for one event, in Scion's order.
+
+    As in Scion, one handler failing does not stop the others: a status file
+    that cannot be written must not also cost the agent.log line, the limit
+    count or the hub report.  Returns the failures, one line each.
+    """
     limits = configured_limits()
     exceeded = ""
     state: dict[str, object] = {}
+    failures: list[str] = []
     with StateLock(home):
         info = agent_info.read(home)
         if agent_info.apply_event(info, event, input_tools):
-            agent_info.write(home, info)
+            _attempt(failures, agent_info.write, home, info)
         agent_log.write_line(home, *agent_log.describe(event))
-        save_first_prompt(home, event)
+        _attempt(failures, save_first_prompt, home, event)
         if limits:
             state, exceeded = count_event(home, event.name, limits)
             if exceeded:
                 agent_info.set_activity(info, "limits_exceeded")
-                agent_info.write(home, info)
+                _attempt(failures, agent_info.write, home, info)
                 agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
-                write_trigger(exceeded)
+                write_trigger(home, exceeded)
     if hub_configured():
         _report_to_hub(home, event, info, state)
+    return failures
+
+
+def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -> None:
+    try:
+        handler(*args)
+    except OSError as exc:
+        failures.append(failure(exc))
+
+
+def report_failures(home: str, failures: list[str]) -> None:
+    """Log what could not be written (Scion's wording) and fail the call with exit 1."""
+    if failures:
+        message = "cannot update agent state: " + "; ".join(failures)
+        agent_log.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
+        raise SciontoolError(message)
 
 
 def _report_to_hub(
@@ -89,11 +113,8 @@ def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:
     spec = resolve(dialect, dialect_file)
     event = normalize(spec, payload)
     input_tools = spec.options.get("input_tools") or []
-    try:
-        apply_event(home_dir(), event, input_tools)  # type: ignore[arg-type]
-    except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        raise SciontoolError(f"cannot update agent state{where}: {exc.strerror or exc}") from None
+    home = home_dir()
+    report_failures(home, apply_event(home, event, input_tools))  # type: ignore[arg-type]
     if event.raw_name in spec.responses:
         return gojson.dumps(spec.responses[event.raw_name]) + "\n"
     return ""

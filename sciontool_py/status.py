@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.handlers import agent_info, agent_log
-from sciontool_py.handlers.files import StateLock, home_dir
+from sciontool_py.handlers.files import StateLock, failure, home_dir
 
 # type -> (activity, default message, log prefix)
 STATUS_TYPES = {
@@ -20,18 +20,18 @@ def report_status(status_type: str, message: str) -> None:
         raise SciontoolError(f"unknown status type {status_type!r}; valid types: {', '.join(STATUS_TYPES)}")
     activity, default, prefix = STATUS_TYPES[status_type]
     message = message or default
-    home = home_dir()
-    try:
-        with StateLock(home):
-            info = agent_info.read(home)
-            agent_info.set_activity(info, activity)
-            agent_info.write(home, info)
-            agent_log.write_line(home, activity, f"{prefix}: {message}")
-    except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        raise SciontoolError(f"cannot update agent state{where}: {exc.strerror or exc}") from None
-    from sciontool_py.hook import hub_configured
+    from sciontool_py.hook import hub_configured, report_failures
 
+    home = home_dir()
+    failures: list[str] = []
+    with StateLock(home):
+        info = agent_info.read(home)
+        agent_info.set_activity(info, activity)
+        try:
+            agent_info.write(home, info)
+        except OSError as exc:
+            failures.append(failure(exc))  # still logged and reported below, as in Scion
+        agent_log.write_line(home, activity, f"{prefix}: {message}")
     if hub_configured():
         from sciontool_py.handlers.hub import Hub, status_body
 
@@ -40,3 +40,4 @@ def report_status(status_type: str, message: str) -> None:
             key = "taskSummary" if status_type == "task_completed" else "message"
             body = status_body({"activity": activity, key: message})
             hub.report(home, "Hub status update", "status", body)
+    report_failures(home, failures)

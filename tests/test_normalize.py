@@ -29,7 +29,10 @@ def spec(**kw: object) -> DialectSpec:
 def test_missing_event_name_names_every_field_tried() -> None:
     with pytest.raises(EventError) as err:
         normalize(spec(name_fields=("type", "event")), {"type": "", "event": 42})
-    assert str(err.value) == "event name field(s) [type event] missing or empty in input data"
+    # Scion's message, then what stood where a name was expected.
+    assert str(err.value) == (
+        "event name field(s) [type event] missing or empty in input data (event is a number, not a string)"
+    )
 
 
 @pytest.mark.parametrize("value", [[1], "x", 3.0, None, True])

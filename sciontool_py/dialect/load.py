@@ -14,6 +14,8 @@ from sciontool_py import gojson
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
 
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
+
 
 def cache_dir() -> str:
     explicit = os.environ.get("SCIONTOOL_CACHE_DIR")
@@ -97,6 +99,9 @@ def load_dialect(path: str) -> DialectSpec:
         st = os.stat(path)
     except OSError as exc:
         raise DialectError(f"{path}: cannot read dialect: {exc.strerror or exc}") from None
+    if st.st_mode & _S_IFMT != _S_IFREG:
+        # A FIFO would hang the hook, a device would be read forever.
+        raise DialectError(f"{path}: cannot read dialect: not a regular file")
     key = _key(path, st)
     spec = _from_cache(path, key)
     if spec is None:

@@ -24,7 +24,16 @@ def raw_event_name(spec: DialectSpec, payload: dict[str, object]) -> str:
         value = payload.get(field)
         if isinstance(value, str) and value:
             return value
-    raise EventError(f"event name field(s) [{' '.join(spec.name_fields)}] missing or empty in input data")
+    # Scion's message, plus what was there instead when it was not a string.
+    wrong = [
+        f"{f} is {_json_kind(payload[f])}"
+        for f in spec.name_fields
+        if not isinstance(payload.get(f, ""), str)
+    ]
+    detail = f" ({', '.join(wrong)}, not a string)" if wrong else ""
+    raise EventError(
+        f"event name field(s) [{' '.join(spec.name_fields)}] missing or empty in input data{detail}"
+    )
 
 
 def keys_that_fill_data(spec: DialectSpec, raw_name: str) -> frozenset[str]:
@@ -175,6 +184,8 @@ def _file_path(payload: dict[str, object]) -> str:
 def _json_kind(value: object) -> str:
     if isinstance(value, list):
         return "an array"
+    if isinstance(value, dict):
+        return "an object"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, bool):

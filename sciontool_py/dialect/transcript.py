@@ -3,21 +3,35 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
 
 _MAX_LINE = 16 << 20  # Scion's scanner buffer: longer lines are skipped
+_SKIP_CHUNK = 1 << 16
 
 
 def last_assistant_text(path: str) -> str:
     """Text blocks of the trailing run of assistant entries, joined and trimmed."""
     blocks: list[str] = []
     try:
-        with open(path, "rb") as handle:
-            for line in handle:
-                if len(line) > _MAX_LINE or not line.strip():
+        # The path comes from the envelope: a FIFO must not block the open, and
+        # only a regular file is read (/dev/zero would be one endless line).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return ""
+        with os.fdopen(fd, "rb") as handle:
+            for line in _lines(handle):
+                if not line.strip():
                     continue
                 try:
                     entry = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if not isinstance(entry, dict):
                     continue
@@ -31,6 +45,16 @@ def last_assistant_text(path: str) -> str:
     except OSError:
         return ""
     return "".join(blocks).strip()
+
+
+def _lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, skipping those longer than _MAX_LINE without holding them in memory."""
+    while line := handle.readline(_MAX_LINE + 1):
+        if len(line) <= _MAX_LINE:
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = handle.readline(_SKIP_CHUNK)
 
 
 def _text_blocks(content: object) -> list[str]:

@@ -281,7 +281,10 @@ Marks = dict[tuple[str, ...], tuple[int, int]]
 def check_text_marked(text: str, path: str) -> tuple[DialectSpec | None, list[Problem], Marks]:
     """check_text, plus the (line, col) of each mapping, field path and response."""
     checker = _Checker(text, path)
-    spec = checker.run()
+    try:
+        spec = checker.run()
+    except RecursionError:  # PyYAML composes and constructs recursively
+        return None, [Problem(path, 1, 1, "invalid YAML: nested too deeply")], {}
     return spec, checker.problems, checker.marks
 
 

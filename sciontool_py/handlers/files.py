@@ -55,12 +55,29 @@ class StateLock:
 
 def read_json_object(path: str) -> dict[str, object]:
     """The object in a JSON file; empty when missing, unreadable or not an object."""
+    return read_json_file(path)[0]
+
+
+def read_json_file(path: str) -> tuple[dict[str, object], str]:
+    """read_json_object(), and why the file was not usable ('' when it was, or is missing)."""
     try:
         with open(path, encoding="utf-8") as handle:
             value = gojson.loads(handle.read())
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as exc:
+        return {}, f"reading {path}: {exc.strerror or exc}"
+    except ValueError as exc:  # JSONError, or bytes that are not UTF-8
+        return {}, f"parsing {path}: {exc}"
+    if not isinstance(value, dict):
+        return {}, f"parsing {path}: not a JSON object"
+    return value, ""
+
+
+def failure(exc: OSError) -> str:
+    """An OSError in one line: the file first, as Scion's messages put it."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
 
 
 def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
@@ -76,9 +93,11 @@ def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
         finally:
             os.close(fd)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(temp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename == temp:
+            raise OSError(exc.errno, exc.strerror, path) from None  # name the file the user knows
         raise

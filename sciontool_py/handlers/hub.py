@@ -71,7 +71,7 @@ class Hub:
 
     def post(self, path: str, payload: dict[str, object], retries: int = RETRIES) -> None:
         """POST JSON; 5xx and network errors retried with backoff, 4xx not."""
-        body = gojson.dumps(payload).encode()
+        body = _struct_json(payload).encode()
         backoff = FIRST_BACKOFF
         attempt = 0
         while True:
@@ -124,6 +124,13 @@ def _token(home: str) -> str:
     return token or os.environ.get("SCION_AUTH_TOKEN", "")
 
 
+def _struct_json(payload: dict[str, object]) -> str:
+    # Go marshals a struct in field order (gojson.dumps sorts, as for a map).
+    return (
+        "{" + ",".join(f"{gojson.dumps(key)}:{gojson.dumps(value)}" for key, value in payload.items()) + "}"
+    )
+
+
 def status_body(fields: dict[str, object]) -> dict[str, object]:
     """A StatusUpdate body: Scion's field order, empty fields left out."""
     body = {key: fields[key] for key in _BODY_ORDER if fields.get(key) not in (None, "")}
@@ -132,7 +139,7 @@ def status_body(fields: dict[str, object]) -> dict[str, object]:
         status = body.get("activity") if phase in (None, "running") else phase
         if status:
             body["status"] = status
-    return body
+    return {key: body[key] for key in _BODY_ORDER if key in body}
 
 
 def _truncate(text: str, limit: int) -> str:

@@ -6,7 +6,8 @@ import os
 import time
 
 from sciontool_py import gojson
-from sciontool_py.handlers.files import read_json_object, write_atomic
+from sciontool_py.handlers.agent_log import write_line
+from sciontool_py.handlers.files import failure, read_json_file, write_atomic
 
 TRIGGER_FILE = "/tmp/scion-limits-exceeded"  # Scion's init watches this path
 _COUNTED = {
@@ -42,8 +43,15 @@ def _as_count(value: object) -> int:
 
 
 def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
-    """The counts so far (a missing or damaged file starts them at zero)."""
-    stored = read_json_object(path_in(home))
+    """The counts so far (a missing or damaged file starts them at zero).
+
+    Scion's init creates the file and its hook stops counting while the file
+    is damaged, so limits are never enforced again; counting from zero and
+    rewriting the file repairs it and keeps them enforced.
+    """
+    stored, problem = read_json_file(path_in(home))
+    if problem:
+        write_line(home, "", f"Failed to read agent-limits.json: {problem}; counting from 0", level="ERROR")
     started = stored.get("started_at")
     return {
         "turn_count": _as_count(stored.get("turn_count")),
@@ -70,16 +78,24 @@ def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dic
         return state, ""
     count_key, limit_key = keys
     count = state[count_key] = int(state[count_key]) + 1  # type: ignore[call-overload]
-    write_atomic(path_in(home), _render(state))
+    try:
+        write_atomic(path_in(home), _render(state))
+    except OSError as exc:
+        # As in Scion: logged, not fatal; this call still enforces the limit.
+        write_line(home, "", f"Failed to write agent-limits.json: {failure(exc)}", level="ERROR")
     limit = limits[limit_key]
     if count < limit:
         return state, ""
     return state, f"{limit_key} of {limit} exceeded (completed {count})"
 
 
-def write_trigger(message: str) -> None:
-    fd = os.open(TRIGGER_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+def write_trigger(home: str, message: str) -> None:
+    """Tell Scion's init to stop the agent; a failure is logged, as Scion does."""
     try:
-        os.write(fd, message.encode("utf-8", "surrogatepass"))
-    finally:
-        os.close(fd)
+        fd = os.open(TRIGGER_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            os.write(fd, message.encode("utf-8", "surrogatepass"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        write_line(home, "", f"Failed to write limits trigger file: {failure(exc)}", level="ERROR")
