@@ -14,6 +14,20 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
 
+def sciontool(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real command, text in and out."""
+    return subprocess.run(
+        [sys.executable, "-m", "sciontool_py", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
 class Agent:
     """A temp HOME with the sciontool command pointed at it."""
 

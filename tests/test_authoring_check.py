@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, sciontool
 
 
 def check(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sciontool_py", "dialect", "check", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return sciontool("dialect", "check", *args)
 
 
 def write(tmp_path: Path, text: str) -> str:

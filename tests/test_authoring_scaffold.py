@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
-from conftest import REPO
-
-
-def sciontool(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sciontool_py", *args], input=stdin, capture_output=True, text=True, timeout=60
-    )
+from conftest import REPO, sciontool
 
 
 def core_agent_log(turns: int = 50) -> str:

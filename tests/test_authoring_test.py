@@ -5,19 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, sciontool
 
 
 def dialect_test(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sciontool_py", "dialect", "test", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return sciontool("dialect", "test", *args)
 
 
 def test_core_agent_fixtures_pass() -> None:

@@ -9,17 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import sciontool
 
 
 def emit(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sciontool_py", "emit", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    return sciontool("emit", *args, stdin=stdin, env=env)
 
 
 AGENT_EVENTS = "\n".join(
