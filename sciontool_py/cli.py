@@ -34,6 +34,10 @@ def _dialect_argv(dialect: str | None, dialect_file: str | None) -> list[str]:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def fail(message: str) -> NoReturn:
     typer.echo(f"sciontool: {message}", err=True)
     raise typer.Exit(1)
@@ -196,7 +200,8 @@ def dialect_check(
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
-    typer.echo(f"{len(paths)} checked, {errors} errors, {len(problems) - errors} warnings")
+    warnings = len(problems) - errors
+    typer.echo(f"{len(paths)} checked, {_count(errors, 'error')}, {_count(warnings, 'warning')}")
     raise typer.Exit(1 if errors else 0)
 
 
