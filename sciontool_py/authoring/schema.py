@@ -14,9 +14,7 @@ from sciontool_py.dialect.validate import MAPPING_KEYS, OPTION_KINDS, TOP_LEVEL_
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-# Where the committed copy lives, relative to the repository root, and the
-# modeline a dialect file carries to use it.
-SCHEMA_FILE = "schema/dialect.schema.json"
+# The modeline a dialect file carries to use the schema (committed as schema/dialect.schema.json).
 MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 # What validate.path_segments accepts: no surrounding whitespace, an optional
