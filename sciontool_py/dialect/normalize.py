@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # Top-level fields taken as they are: strings, tool payloads only as strings, success as a boolean.
 _DEFAULT_KEYS = frozenset((*STRING_FIELDS, "error", *PAYLOAD_FIELDS, "success"))
-_FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))
+_FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))  # where file_path comes from
 _INT64_MAX = 2**63 - 1
 
 
@@ -83,9 +83,19 @@ def event_data(
             elif type(value) is str and value:
                 data[field] = value
     if mapping is not None:
-        for field, kind, first, rest in mapping.steps:
-            value = payload.get(first)
-            for key in rest:
+        for field, key in mapping.top_strings:
+            value = payload.get(key)
+            if type(value) is str and value:
+                data[field] = value
+        for field, key in mapping.top_payloads:
+            value = payload.get(key)
+            if value is not None:
+                text = value if type(value) is str else encode(value)
+                if text:
+                    data[field] = text
+        for field, kind, path in mapping.nested:
+            value = payload
+            for key in path:
                 value = value.get(key) if type(value) is dict else None
             if value is None:
                 continue  # a missing path changes nothing
@@ -104,7 +114,12 @@ def event_data(
                 data[field] = value
     if not _TOKEN_KEYS.isdisjoint(payload):
         _extract_tokens(data, payload)
-    if not _FILE_PATH_KEYS.isdisjoint(payload):
+    tool_input = payload.get("tool_input")
+    if (
+        (type(tool_input) is dict and "file_path" in tool_input)
+        or "tool_response" in payload
+        or "file_path" in payload
+    ):
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path

@@ -20,13 +20,21 @@ def valid_name(name: str) -> bool:
 
 
 class Mapping:
-    __slots__ = ("event", "fields", "steps")
+    __slots__ = ("event", "fields", "nested", "top_payloads", "top_strings")
 
     def __init__(self, event: str, fields: dict[str, tuple[str, ...]]) -> None:
         self.event = event
         self.fields = fields  # canonical data field -> path segments
-        # What normalization walks per envelope: (field, its JSON kind, first key, the keys after it).
-        self.steps = tuple((f, FIELD_KINDS[f], path[0], path[1:]) for f, path in fields.items())
+        # What normalization walks per envelope, split so the common case (a
+        # top-level key for a string or payload field) costs one lookup.
+        top = {f: path[0] for f, path in fields.items() if len(path) == 1}
+        self.top_strings = tuple((f, key) for f, key in top.items() if FIELD_KINDS[f] == "string")
+        self.top_payloads = tuple((f, key) for f, key in top.items() if FIELD_KINDS[f] == "any")
+        self.nested = tuple(
+            (f, FIELD_KINDS[f], path)
+            for f, path in fields.items()
+            if f not in top or FIELD_KINDS[f] not in ("string", "any")
+        )
 
 
 class DialectSpec:
