@@ -43,7 +43,6 @@ class _Context:
     parse_float = staticmethod(_number)
     parse_int = staticmethod(_number)
     parse_constant = staticmethod(_reject_constant)
-    memo: dict[str, str] = {}  # noqa: RUF012 - read by the scanner, per scanner
 
 
 _scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
