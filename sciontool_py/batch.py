@@ -53,9 +53,9 @@ def _go_safe(value: object) -> bool:
 
 
 def _html_escape(data: bytes) -> bytes:
-    if b"<" in data or b">" in data or b"&" in data:
-        data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
-    if not data.isascii() and (b"\xe2\x80\xa8" in data or b"\xe2\x80\xa9" in data):
+    # Unconditional replaces: a `bytes` containment test costs more than a replace that finds nothing.
+    data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    if not data.isascii():
         data = data.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
     return data
 
@@ -121,9 +121,10 @@ class _Codec:
             # Go's json.Marshal of an object payload, by orjson where that gives the same bytes.
             if not _go_safe(value):
                 return gojson.dumps(value)
-            text: str = dumps(value, option=sort_keys).decode()
+            out = dumps(value, option=sort_keys)
+            text: str = out.decode()
             if "<" in text or ">" in text or "&" in text or not text.isascii():
-                text = _html_escape(text.encode()).decode()
+                text = _html_escape(out).decode()
             return text
 
         def line(payload: object) -> bytes:
