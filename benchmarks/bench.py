@@ -147,7 +147,7 @@ def installed_json_libraries() -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40, help="alternating runs per hook case (default 40)")
-    parser.add_argument("--batch-rounds", type=int, default=9, help="runs per batch case (default 9)")
+    parser.add_argument("--batch-rounds", type=int, default=15, help="runs per batch case (default 15)")
     parser.add_argument(
         "--lines", type=int, default=100_000, help="lines of the generated log (default 100000)"
     )
