@@ -13,6 +13,7 @@ import os
 from sciontool_py import gojson
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
+from sciontool_py.handlers.files import write_atomic
 
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
 
@@ -51,17 +52,11 @@ def _from_cache(path: str, key: str) -> DialectSpec | None:
 
 def _to_cache(path: str, key: str, spec: DialectSpec) -> None:
     target = _cache_path(path)
-    temp = f"{target}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(gojson.dumps({"key": key, "spec": spec.to_json()}))
-        os.replace(temp, target)
+        write_atomic(target, gojson.dumps({"key": key, "spec": spec.to_json()}))
     except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+        pass  # an unwritable cache only costs speed
 
 
 def read_dialect_text(path: str) -> str:
