@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -15,6 +15,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
@@ -27,68 +28,37 @@ DialectFileOpt = Annotated[
 ]
 
 
-def _dialect_argv(dialect: str | None, dialect_file: str | None) -> list[str]:
-    """The dialect options again, for the hand-parsed fast commands."""
-    return ([f"--dialect={dialect}"] if dialect else []) + (
-        [f"--dialect-file={dialect_file}"] if dialect_file else []
-    )
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def fail(message: str) -> NoReturn:
-    typer.echo(f"sciontool: {message}", err=True)
-    raise typer.Exit(1)
+# hook, status and normalize run in fastpath (no typer on the hook path; main.py routes there).
+# They are declared here too so that `sciontool --help` lists them.
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def hook(
-    dialect: DialectOpt = None,
-    dialect_file: DialectFileOpt = None,
-    args: Annotated[
-        Optional[list[str]], typer.Argument(help="ask_user|task_completed [MESSAGE...] | EVENT_NAME")
-    ] = None,
-) -> None:
-    """Read one envelope on stdin, update the agent's status files as Scion does.
+def _fast(command: str, args: list[str] | None) -> None:
+    from sciontool_py import fastpath
 
-    Stdout carries only the dialect's declared response. Exit 0, or 1 with
-    a one-line error; never 2.
-    """
-    from sciontool_py.main import guarded, hook_command
-
-    argv = _dialect_argv(dialect, dialect_file)
-    raise typer.Exit(guarded("hook", hook_command, [*argv, "--", *(args or [])]))
+    raise typer.Exit(fastpath.run(command, args or []))
 
 
-@app.command()
-def status(
-    status_type: Annotated[
-        str, typer.Argument(metavar="TYPE", help="ask_user, blocked, task_completed or limits_exceeded")
-    ],
-    message: Annotated[Optional[list[str]], typer.Argument(help="What to tell the user.")] = None,
-) -> None:
+@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+def hook(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+    """Read one envelope on stdin, update the agent's status files as Scion does."""
+    _fast("hook", args)
+
+
+@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
     """Set a sticky status (what core-agent's sciontool_status tool calls)."""
-    from sciontool_py.main import guarded, status_command
-
-    raise typer.Exit(guarded("status", status_command, [status_type] + (message or [])))
+    _fast("status", args)
 
 
-@app.command("normalize")
-def normalize_command(
-    files: Annotated[
-        Optional[list[str]], typer.Argument(help="Envelope files (JSON or JSONL); stdin if none.")
-    ] = None,
-    dialect: DialectOpt = None,
-    dialect_file: DialectFileOpt = None,
-    raw: Annotated[bool, typer.Option("--raw", help="Include the original envelope as data.raw.")] = False,
-) -> None:
+@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
     """Print the canonical event of each envelope, one JSON line each; no side effects."""
-    from sciontool_py.main import guarded, normalize_command
-
-    argv = _dialect_argv(dialect, dialect_file) + (["--raw"] if raw else [])
-    raise typer.Exit(guarded("normalize", normalize_command, [*argv, "--", *(files or [])]))
+    _fast("normalize", args)
 
 
 @app.command()
@@ -139,21 +109,18 @@ def emit(
     """
     from sciontool_py.emitter.cli import emit_command
 
-    try:
-        emit_command(
-            event,
-            tool_name,
-            tool_input,
-            tool_output,
-            session_id,
-            events,
-            config,
-            deny or [],
-            withhold or [],
-            model_start_on_final_text,
-        )
-    except SciontoolError as exc:
-        fail(str(exc))
+    emit_command(
+        event=event,
+        tool_name=tool_name,
+        tool_input=tool_input,
+        tool_output=tool_output,
+        session_id=session_id,
+        events=events,
+        config=config,
+        deny=deny or [],
+        withhold=withhold or [],
+        model_start_on_final_text=model_start_on_final_text,
+    )
 
 
 @dialect_app.command("list")
@@ -172,10 +139,7 @@ def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> 
 
     from sciontool_py.dialect.discover import find_dialect
 
-    try:
-        spec = find_dialect(name)
-    except SciontoolError as exc:
-        fail(str(exc))
+    spec = find_dialect(name)
     typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
 
 
@@ -192,10 +156,7 @@ def dialect_check(
     """Validate dialect files: every problem as file:line:col, then likely mistakes as warnings."""
     from sciontool_py.authoring.check import check_file, dialect_path, envelope_keys
 
-    try:
-        carried = envelope_keys(fixtures) if fixtures else None
-    except SciontoolError as exc:
-        fail(str(exc))
+    carried = envelope_keys(fixtures) if fixtures else None
     problems = [p for path in paths for p in check_file(dialect_path(path), carried)]
     for problem in problems:
         typer.echo(str(problem))
@@ -220,13 +181,10 @@ def dialect_test(
     """
     from sciontool_py.contract import DialectChooser, check_fixture, failure_report, fixture_files
 
-    try:
-        chooser = DialectChooser(dialect, dialect_file)
-        files = fixture_files(fixtures)
-    except SciontoolError as exc:
-        fail(str(exc))
+    chooser = DialectChooser(dialect, dialect_file)
+    files = fixture_files(fixtures)
     if not files:
-        fail(f"no fixtures (*.json) in {' '.join(fixtures)}")
+        raise SciontoolError(f"no fixtures (*.json) in {' '.join(fixtures)}")
     failed = 0
     for path in files:
         problems = check_fixture(chooser, path)
@@ -250,11 +208,8 @@ def dialect_scaffold(
     """Write a starter NAME/dialect.yaml and one fixture per raw event from a recorded log."""
     from sciontool_py.authoring.scaffold import scaffold, write
 
-    try:
-        result = scaffold(name, log, out)
-        write(result, force)
-    except SciontoolError as exc:
-        fail(str(exc))
+    result = scaffold(name, log, out)
+    write(result, force)
     for path in result.files:
         typer.echo(f"wrote {path}")
     typer.echo(f"{result.mapped} raw events mapped, {result.todo} left as TODO")
@@ -269,12 +224,16 @@ def dialect_schema() -> None:
 
 
 def run(args: list[str]) -> int:
-    """Run the app; a usage error is one line on stderr and exit 1, like every other bad input."""
+    """Run the app; every error, usage errors included, is one line on stderr and exit 1."""
     try:
         code = app(args or ["--help"], prog_name="sciontool", standalone_mode=False)
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
+        return 1
+    except SciontoolError as exc:
+        message = " ".join(str(exc).split("\n"))
+        sys.stderr.write(f"sciontool: {message}\n")
         return 1
     except Exception as exc:
         # Click's errors (typer vendors click, so match by shape, not class).

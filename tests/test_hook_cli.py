@@ -309,9 +309,40 @@ def test_unwritable_cache_only_costs_speed(agent: Agent, tmp_path: Path) -> None
     assert result.returncode == 0 and agent.info["activity"] == "executing"
 
 
-def test_help_goes_through_typer(agent: Agent) -> None:
-    result = agent.run("hook", "--help")
-    assert result.returncode == 0 and b"--dialect-file" in result.stdout
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["hook", "--help"], b"usage: sciontool hook "),
+        (["hook", "-h"], b"usage: sciontool hook "),
+        (["hook", "--dialect=core-agent", "-h"], b"usage: sciontool hook "),
+        (["status", "-h"], b"usage: sciontool status "),
+        (["status", "ask_user", "-h"], b"usage: sciontool status "),
+        (["status", "--help"], b"usage: sciontool status "),
+        (["normalize", "-h"], b"usage: sciontool normalize "),
+        (["normalize", "--help"], b"usage: sciontool normalize "),
+    ],
+)
+def test_help_on_the_fast_path_prints_usage_and_writes_nothing(
+    agent: Agent, args: list[str], usage: bytes
+) -> None:
+    result = agent.run(*args, stdin=TOOL_START)
+    assert result.returncode == 0 and result.stdout.startswith(usage) and result.stderr == b""
+    assert b"--dialect" in result.stdout or args[0] == "status"
+    assert list(agent.home.iterdir()) == []  # no event named -h, no status written
+
+
+@pytest.mark.parametrize(
+    "args", [["-h"], ["--help"], ["dialect", "-h"], ["dialect", "check", "-h"], ["emit", "-h"]]
+)
+def test_help_on_every_other_command(agent: Agent, args: list[str]) -> None:
+    result = agent.run(*args)
+    assert result.returncode == 0 and b"Usage: sciontool" in result.stdout
+
+
+def test_status_message_may_start_with_a_dash_after_double_dash(agent: Agent) -> None:
+    result = agent.run("status", "ask_user", "--", "-h is a flag")
+    assert result.returncode == 0 and agent.info["activity"] == "waiting_for_input"
+    assert agent.log_lines[-1].endswith("Agent requested input: -h is a flag")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from sciontool_py.errors import EmitError
 
 
 def emit_command(
+    *,
     event: str | None,
     tool_name: str | None,
     tool_input: str | None,

@@ -1,0 +1,138 @@
+"""`sciontool normalize`'s engine: a stream of envelopes -> canonical event lines, no side effects.
+
+Streams line by line through a codec (``sciontool_py.codec``): orjson by
+default, the stdlib gojson where orjson is missing; both give Go's bytes.
+Per raw event name, the line's head and the keys that can fill its data
+are worked out once; an envelope with none of those keys is written from a
+template.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sciontool_py.codec import GO, default_codec
+from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
+from sciontool_py.errors import EventError
+from sciontool_py.event import data_json
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from sciontool_py.codec import GoCodec
+    from sciontool_py.dialect.spec import DialectSpec, Mapping
+
+_FLUSH_EVERY = 512
+
+
+class _Kind:
+    """What is fixed for one raw event name of a dialect."""
+
+    __slots__ = ("empty_line", "fill_keys", "head", "mapping", "name")
+
+    def __init__(self, spec: DialectSpec, raw_name: str, codec: GoCodec) -> None:
+        self.mapping: Mapping | None = spec.mappings.get(raw_name)
+        empty = normalize(spec, {spec.name_fields[0]: raw_name}, codec)
+        self.name = empty.name
+        self.head = empty.head(codec)
+        self.empty_line = self.head + b"{}}\n"
+        self.fill_keys = keys_that_fill_data(spec, raw_name)
+
+
+class EventWriter:
+    """Turns decoded envelopes into event lines for one dialect, through one codec."""
+
+    def __init__(self, spec: DialectSpec, include_raw: bool, codec: GoCodec) -> None:
+        self.spec = spec
+        self.include_raw = include_raw
+        self.codec = codec
+        self.kinds: dict[str, _Kind] = {}
+
+    def line(self, payload: object) -> bytes:
+        """The event line (with its newline) of one decoded envelope; EventError when it has none."""
+        if type(payload) is not dict:
+            normalize(self.spec, payload)  # raises the error for a non-object
+        raw_name = payload.get(self.spec.name_fields[0])  # type: ignore[attr-defined]
+        if type(raw_name) is not str or not raw_name:
+            raw_name = raw_event_name(self.spec, payload)  # type: ignore[arg-type]
+        kind = self.kinds.get(raw_name)
+        if kind is None:
+            kind = self.kinds[raw_name] = _Kind(self.spec, raw_name, self.codec)
+        raw = payload if self.include_raw else None
+        if not raw and kind.fill_keys.isdisjoint(payload):  # type: ignore[arg-type]
+            return kind.empty_line
+        data = event_data(self.spec, payload, kind.name, kind.mapping, self.codec)  # type: ignore[arg-type]
+        return kind.head + data_json(self.codec, data, raw) + b"}\n"  # type: ignore[arg-type]
+
+
+_BLANK = object()
+
+
+def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
+    """Decode a line the codec's parser refused: blank, Go-valid after all (orjson refuses
+    lone surrogate escapes), the start of one pretty-printed document (first line only), or
+    an EventError naming where it is."""
+    try:
+        return GO.loads(line)
+    except ValueError as exc:  # gojson.JSONError and UnicodeDecodeError
+        if not line.strip():
+            return _BLANK
+        if first:
+            try:
+                return GO.loads(line + stream.read())
+            except ValueError:
+                pass
+        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise EventError(f"{where}: {reason}") from None
+
+
+def normalize_stream(
+    spec: DialectSpec,
+    stream: BinaryIO,
+    name: str,
+    out: BinaryIO,
+    include_raw: bool,
+    codec: GoCodec | None = None,
+) -> int:
+    """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
+    codec = codec or default_codec()
+    loads, line_of = codec.loads, EventWriter(spec, include_raw, codec).line
+    pending: list[bytes] = []
+    append = pending.append
+    written = 0
+    try:
+        for number, line in enumerate(stream, 1):
+            try:
+                payload = loads(line)
+            except ValueError:
+                payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
+                if payload is _BLANK:
+                    continue
+            try:
+                append(line_of(payload))
+            except EventError as exc:
+                raise EventError(f"{name}:{number}: {exc}") from None
+            written += 1
+            if len(pending) >= _FLUSH_EVERY:
+                out.write(b"".join(pending))
+                pending.clear()
+    finally:
+        out.write(b"".join(pending))  # what came before a bad line is still printed
+        out.flush()
+    return written
+
+
+def normalize_files(spec: DialectSpec, files: list[str], include_raw: bool) -> None:
+    """normalize_stream over each file, or stdin when there are none, to stdout."""
+    out = sys.stdout.buffer
+    codec = default_codec()
+    if not files:
+        normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, include_raw, codec)
+    for path in files:
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 - closed below; open errors are the user's
+        except OSError as exc:
+            raise EventError(f"{path}: {exc.strerror or exc}") from None
+        with stream:
+            normalize_stream(spec, stream, path, out, include_raw, codec)

@@ -1,0 +1,183 @@
+"""The hot commands, `hook`, `status` and `normalize`, without typer.
+
+`hook` and `status` run once per agent event while the agent waits, and
+`normalize` may stream millions of lines: typer costs more to import than
+the whole hook, so these three parse their arguments by hand here, help
+(`-h`, `--help`) included.  `cli.py` lists them in `sciontool --help` and
+delegates to this module; nothing here imports typer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sciontool_py.errors import SciontoolError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_DIALECT_OPTIONS = """\
+  --dialect NAME        dialect to read the envelope with (default: claude, as in Scion)
+  --dialect-file PATH   a dialect.yaml to use instead of a name
+  -h, --help            show this message and exit"""
+HOOK_USAGE = (
+    "usage: sciontool hook [--dialect NAME | --dialect-file PATH] "
+    "[ask_user|task_completed [MESSAGE...] | EVENT_NAME]"
+)
+STATUS_USAGE = "usage: sciontool status TYPE [MESSAGE...]"
+NORMALIZE_USAGE = "usage: sciontool normalize [--dialect NAME | --dialect-file PATH] [--raw] [FILE...]"
+HELP = {
+    "hook": f"""{HOOK_USAGE}
+
+Read one JSON envelope on stdin, turn it into a canonical event through the
+dialect and update the agent's status files as Scion's hook does. Stdout
+carries only the dialect's declared response. Exit 0, or 1 with a one-line
+error; never 2.
+
+  ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
+  EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+
+{_DIALECT_OPTIONS}
+""",
+    "status": f"""{STATUS_USAGE}
+
+Set a sticky status, as core-agent's sciontool_status tool does.
+
+  TYPE         ask_user, blocked, task_completed or limits_exceeded
+  MESSAGE...   what to tell the user (a default per type when left out)
+  -h, --help   show this message and exit
+""",
+    "normalize": f"""{NORMALIZE_USAGE}
+
+Print the canonical event of each envelope (one JSON document, or JSONL) as
+one JSON line, as Go's json.Marshal writes it; no side effects. Reads stdin
+when no FILE is given.
+
+  --raw                 include the original envelope as data.raw
+{_DIALECT_OPTIONS}
+""",
+}
+_VALUED = ("--dialect", "--dialect-file")
+
+
+class HelpRequested(Exception):
+    """`-h` or `--help` among a command's options."""
+
+
+def parse_args(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+    """Options (--dialect, --dialect-file and the given flags) and positional arguments.
+
+    `--` ends the options; `-h` / `--help` before it raise HelpRequested.
+    """
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if arg in ("-h", "--help"):
+            raise HelpRequested
+        if name in _VALUED:
+            if not eq:
+                i += 1
+                if i == len(args):
+                    raise SciontoolError(f"{name} needs a value ({usage})")
+                value = args[i]
+            options[name] = value
+        elif arg in flags:
+            options[arg] = ""
+        elif arg == "--":
+            positional += args[i + 1 :]
+            break
+        elif arg.startswith("-") and arg != "-":
+            raise SciontoolError(f"unknown option {arg} ({usage})")
+        else:
+            positional.append(arg)
+        i += 1
+    return options, positional
+
+
+def hook_command(args: list[str]) -> None:
+    from sciontool_py import gojson
+    from sciontool_py.hook import read_stdin, run_hook
+
+    options, positional = parse_args(args, HOOK_USAGE)
+    if positional and positional[0] in ("ask_user", "task_completed"):
+        # Scion's older form, still in harness configs.
+        from sciontool_py.status import report_status
+
+        report_status(positional[0], " ".join(positional[1:]))
+        return
+    if len(positional) > 1:
+        raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
+    if positional:
+        data = gojson.dumps({"hook_event_name": positional[0]}).encode()
+    else:
+        data = read_stdin()
+    out = run_hook(options.get("--dialect"), options.get("--dialect-file"), data)
+    if out:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+
+
+def status_command(args: list[str]) -> None:
+    from sciontool_py.status import report_status
+
+    # The message is free text: only help is an option, and `--` lets a message start with a dash.
+    cut = args.index("--") if "--" in args else len(args)
+    if "-h" in args[:cut] or "--help" in args[:cut]:
+        raise HelpRequested
+    args = args[:cut] + args[cut + 1 :]
+    if not args or (cut > 0 and args[0].startswith("-")):
+        raise SciontoolError(f"missing status type ({STATUS_USAGE})")
+    report_status(args[0], " ".join(args[1:]))
+
+
+def normalize_command(args: list[str]) -> None:
+    from sciontool_py.dialect.discover import resolve
+    from sciontool_py.dialect.stream import normalize_files
+
+    options, files = parse_args(args, NORMALIZE_USAGE, flags=("--raw",))
+    spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
+    normalize_files(spec, files, "--raw" in options)
+
+
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    "hook": hook_command,
+    "status": status_command,
+    "normalize": normalize_command,
+}
+
+
+def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> int:
+    """Run a command so that no input can make it exit 2 or print a traceback.
+
+    Exit 2 means "block this tool call" to Claude-family harnesses; the hook
+    only observes, so every failure is a one-line message and exit 1.
+    """
+    try:
+        run(args)
+    except HelpRequested:
+        sys.stdout.write(HELP[command])
+        return 0
+    except SciontoolError as exc:
+        message = " ".join(str(exc).split("\n"))  # one line, whatever the error carries
+        sys.stderr.write(f"sciontool {command}: {message}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as shell tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:  # last line of defence for an observer
+        sys.stderr.write(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}\n")
+        return 1
+    return 0
+
+
+def run(command: str, args: list[str]) -> int:
+    """Run one of COMMANDS with its arguments; returns the exit status."""
+    return guarded(command, COMMANDS[command], args)

@@ -1,0 +1,87 @@
+"""The package's import graph: no circle, and no typer on the hook's modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "sciontool_py"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Package modules a module imports, at any depth (function bodies too), typing-only ones aside."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return {name for name in found if name in MODULES}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle as a path that returns to its start, or [] when there is none."""
+    done: set[str] = set()
+
+    def walk(node: str, path: list[str]) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        for target in sorted(graph.get(node, ())):
+            cycle = walk(target, [*path, node])
+            if cycle:
+                return cycle
+        done.add(node)
+        return []
+
+    for start in sorted(graph):
+        cycle = walk(start, [])
+        if cycle:
+            return cycle
+    return []
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_no_import_circle_inside_the_package() -> None:
+    graph = {name: imports_of(path) - {name} for name, path in MODULES.items()}
+    assert graph["sciontool_py.cli"] >= {"sciontool_py.fastpath"}  # the graph is really read
+    assert find_cycle(graph) == []
+
+
+def test_the_fast_path_never_imports_the_typer_app() -> None:
+    graph = {name: imports_of(path) for name, path in MODULES.items()}
+    reachable, todo = set(), ["sciontool_py.fastpath"]
+    while todo:
+        name = todo.pop()
+        if name not in reachable:
+            reachable.add(name)
+            todo += graph[name]
+    assert "sciontool_py.cli" not in reachable
