@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 from sciontool_py import gojson
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import SciontoolError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.dialect.spec import DialectSpec
 
@@ -22,6 +22,10 @@ _ABSENT = object()
 
 class FixtureError(SciontoolError):
     """A fixture file that cannot be used."""
+
+
+class FixtureMismatch(SciontoolError):
+    """The fixture's expectation and the dialect's result differ (one line per difference)."""
 
 
 class Fixture:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from sciontool_py import gojson
+from sciontool_py.codec import GO
 from sciontool_py.vocabulary import DATA_FIELD_ORDER
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.codec import GoCodec
+
+_RANK = {field: rank for rank, field in enumerate(DATA_FIELD_ORDER)}
 
 
 class CanonicalEvent:
@@ -22,24 +28,42 @@ class CanonicalEvent:
         value = self.data.get(field)
         return value if isinstance(value, str) else ""
 
-    def to_json(self, include_raw: bool = False) -> str:
-        """One line of JSON, byte-identical to Go's json.Marshal of the event."""
-        parts = ['{"name":', gojson.dumps(self.name)]
+    def head(self, codec: GoCodec = GO) -> bytes:
+        """The JSON line up to the data object: `{"name":..,"raw_name":..,"dialect":..,"data":`."""
+        parts = ['{"name":', codec.marshal(self.name)]
         if self.raw_name:
-            parts += [',"raw_name":', gojson.dumps(self.raw_name)]
+            parts += [',"raw_name":', codec.marshal(self.raw_name)]
         if self.dialect:
-            parts += [',"dialect":', gojson.dumps(self.dialect)]
-        fields = [f'"{f}":{_scalar(self.data[f])}' for f in DATA_FIELD_ORDER if self.data.get(f)]
-        if include_raw and self.raw:
-            # Go writes map keys sorted, struct fields in declaration order.
-            fields.append('"raw":' + gojson.dumps(self.raw))
-        parts += [',"data":{', ",".join(fields), "}}"]
-        return "".join(parts)
+            parts += [',"dialect":', codec.marshal(self.dialect)]
+        parts.append(',"data":')
+        return "".join(parts).encode()
+
+    def to_json_bytes(self, include_raw: bool = False, codec: GoCodec = GO) -> bytes:
+        """One line of JSON (no newline), byte-identical to Go's json.Marshal of the event."""
+        return self.head(codec) + data_json(codec, self.data, self.raw if include_raw else None) + b"}"
+
+    def to_json(self, include_raw: bool = False, codec: GoCodec = GO) -> str:
+        return self.to_json_bytes(include_raw, codec).decode()
 
 
-def _scalar(value: object) -> str:
-    if value is True:
-        return "true"
-    if isinstance(value, int):
-        return str(value)  # token counts are int64 in Go
-    return gojson.dumps(value)
+def in_struct_order(data: dict[str, object]) -> dict[str, object]:
+    """data as Go writes the struct: declaration order, a false `success` left out."""
+    if data.get("success") is False:
+        data = {key: value for key, value in data.items() if key != "success"}
+    if len(data) == 2:  # the usual case, without a sort
+        first, second = data
+        if _RANK[first] > _RANK[second]:
+            return {second: data[second], first: data[first]}
+        return data
+    if len(data) > 2:
+        return {key: data[key] for key in sorted(data, key=_RANK.__getitem__)}
+    return data
+
+
+def data_json(codec: GoCodec, data: dict[str, object], raw: dict[str, object] | None) -> bytes:
+    """The `data` object: its fields in struct order, then the envelope as `raw` (a map: keys sorted)."""
+    out = codec.fields(in_struct_order(data))
+    if raw:
+        raw_json = ('"raw":' + codec.marshal(raw)).encode()
+        out = out[:-1] + (b"," if len(out) > 2 else b"") + raw_json + b"}"
+    return out

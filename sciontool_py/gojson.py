@@ -14,12 +14,14 @@ from __future__ import annotations
 from _json import encode_basestring as _encode_str
 from _json import make_scanner as _make_scanner
 
-TYPE_CHECKING = False
+from sciontool_py.errors import SciontoolError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     import re
 
 
-class JSONError(ValueError):
+class JSONError(SciontoolError, ValueError):
     """The input is not JSON that Go's decoder would accept."""
 
 
@@ -110,32 +112,31 @@ def _replace_surrogates(value: object) -> object:
 
 
 def format_float(value: float) -> str:
-    """Format a float64 as Go's encoding/json does."""
+    """Format a float64 as Go's encoding/json does.
+
+    Go writes the shortest digits that read back as the same float64 (repr
+    finds the same ones): plain decimal for 1e-6 <= |x| < 1e21, otherwise
+    exponent form without leading zeros in the exponent (1e-7, 1e+21).
+    """
     if value != value or value in (float("inf"), float("-inf")):
         raise JSONError("NaN and infinite numbers have no JSON form")
     if value == 0:
         return "-0" if str(value)[0] == "-" else "0"
-    text = repr(value)
-    mantissa, _, exp_text = text.partition("e")
-    negative = mantissa.startswith("-")
-    mantissa = mantissa.lstrip("-")
+    sign = "-" if value < 0 else ""
+    # repr writes "ddd.ddd" or "d.ddde-XX"; keep its significant digits and where the point falls.
+    mantissa, _, exp_text = repr(abs(value)).partition("e")
     whole, _, frac = mantissa.partition(".")
     if frac == "0":
-        frac = ""
-    digits = (whole + frac).lstrip("0")
-    # Position of the decimal point relative to the first significant digit.
-    point = len(whole) + int(exp_text or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
-    digits = digits.rstrip("0") or "0"
-    sign = "-" if negative else ""
-    magnitude = abs(value)
-    if magnitude < 1e-6 or magnitude >= 1e21:
-        exp = point - 1
+        frac = ""  # repr's "100.0"
+    all_digits = whole + frac
+    significant = all_digits.lstrip("0")  # "0.00123" -> "123"
+    # The decimal point follows the first `point` significant digits (point <= 0: zeros come first).
+    point = len(whole) + int(exp_text or 0) - (len(all_digits) - len(significant))
+    digits = significant.rstrip("0") or "0"
+    if abs(value) < 1e-6 or abs(value) >= 1e21:
+        exponent = point - 1
         body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        exp_sign = "-" if exp < 0 else "+"
-        exp_digits = str(abs(exp))
-        if exp_sign == "+" and len(exp_digits) < 2:
-            exp_digits = "0" + exp_digits
-        return f"{sign}{body}e{exp_sign}{exp_digits}"
+        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent)}"
     if point <= 0:
         return f"{sign}0.{'0' * -point}{digits}"
     if point >= len(digits):

@@ -14,7 +14,7 @@ from sciontool_py.handlers.files import StateLock, failure, home_dir
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Callable
 

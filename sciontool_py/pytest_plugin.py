@@ -89,13 +89,9 @@ class FixtureFile(pytest.File):
         return [FixtureItem.from_parent(self, name=self.path.stem)]
 
 
-class FixtureMismatch(Exception):
-    """The fixture's expectation and the dialect's result differ."""
-
-
 class FixtureItem(pytest.Item):
     def runtest(self) -> None:
-        from sciontool_py.contract import check_fixture
+        from sciontool_py.contract import FixtureMismatch, check_fixture
 
         problems = check_fixture(self.config.stash[_CHOOSER], str(self.path))
         if problems:
@@ -104,6 +100,8 @@ class FixtureItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
+        from sciontool_py.contract import FixtureMismatch
+
         if isinstance(excinfo.value, FixtureMismatch):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)

@@ -10,7 +10,10 @@ import pytest
 from sciontool_py.emitter import envelope
 from sciontool_py.emitter.firing import ThinkingWindow
 
-HAS_ADK = importlib.util.find_spec("google.adk") is not None
+try:
+    HAS_ADK = importlib.util.find_spec("google.adk") is not None
+except ModuleNotFoundError:  # no `google` package at all: find_spec imports the parent first
+    HAS_ADK = False
 
 
 def camel(kind: str, partial: bool = False, **fields: object) -> dict[str, object]:

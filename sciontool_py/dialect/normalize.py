@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-from sciontool_py import gojson
+from sciontool_py.codec import GO
 from sciontool_py.errors import EventError
 from sciontool_py.event import CanonicalEvent
 from sciontool_py.vocabulary import PAYLOAD_FIELDS, STRING_FIELDS
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
+    from sciontool_py.codec import GoCodec
     from sciontool_py.dialect.spec import DialectSpec, Mapping
 
-# Top-level fields taken as they are: strings, tool payloads only as strings, success as a boolean.
-_DEFAULT_KEYS = frozenset((*STRING_FIELDS, "error", *PAYLOAD_FIELDS, "success"))
-_FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))  # where file_path comes from
+# The top-level keys each step of event_data reads. keys_that_fill_data is their union, and the
+# normalize stream writes an envelope with none of them from a template, so a step that reads a
+# new key must add it to its table here.
+# Defaults: strings, tool payloads only as strings, success as a boolean.
+DEFAULT_KEYS = frozenset((*STRING_FIELDS, "error", *PAYLOAD_FIELDS, "success"))
+TOKEN_KEYS = frozenset(
+    (
+        "usage",
+        "input_tokens",
+        "prompt_tokens",
+        "output_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "cache_read_input_tokens",
+    )
+)
+FILE_PATH_KEYS = frozenset(("tool_input", "tool_response", "file_path"))
+TRANSCRIPT_KEYS = frozenset(("transcript_path",))  # agent-end, with the dialect's transcript option
 _INT64_MAX = 2**63 - 1
 
 
@@ -39,30 +53,26 @@ def raw_event_name(spec: DialectSpec, payload: dict[str, object]) -> str:
 def keys_that_fill_data(spec: DialectSpec, raw_name: str) -> frozenset[str]:
     """Top-level keys without which the event of raw_name has empty data."""
     mapping = spec.mappings.get(raw_name)
-    first_segments = {path[0] for path in mapping.fields.values()} if mapping else set()
-    return _DEFAULT_KEYS | _TOKEN_KEYS | _FILE_PATH_KEYS | first_segments | {"transcript_path"}
+    keys = DEFAULT_KEYS | TOKEN_KEYS | FILE_PATH_KEYS
+    if mapping is not None:
+        keys |= {path[0] for path in mapping.fields.values()}
+    if _reads_transcript(spec, mapping.event if mapping is not None else raw_name):
+        keys |= TRANSCRIPT_KEYS
+    return keys
 
 
-def normalize(
-    spec: DialectSpec, payload: object, encode: Callable[[object], str] = gojson.dumps
-) -> CanonicalEvent:
+def normalize(spec: DialectSpec, payload: object, codec: GoCodec = GO) -> CanonicalEvent:
     """Map one decoded envelope through a dialect; raises EventError on bad input.
 
-    encode writes object payloads as Go's json.Marshal would (the batch path
-    passes a faster one that gives the same bytes).
+    codec writes object payloads as Go's json.Marshal would (the normalize
+    stream passes a faster one that gives the same bytes).
     """
     if not isinstance(payload, dict):
         raise EventError(f"envelope must be a JSON object, not {_json_kind(payload)}")
-    return normalize_named(spec, payload, raw_event_name(spec, payload), encode)
-
-
-def normalize_named(
-    spec: DialectSpec, payload: dict[str, object], raw_name: str, encode: Callable[[object], str]
-) -> CanonicalEvent:
-    """normalize() for an envelope whose raw event name is already known."""
+    raw_name = raw_event_name(spec, payload)
     mapping = spec.mappings.get(raw_name)
     name = mapping.event if mapping is not None else raw_name
-    data = event_data(spec, payload, name, mapping, encode)
+    data = event_data(spec, payload, name, mapping, codec)
     return CanonicalEvent(name, raw_name, spec.name, data, payload)
 
 
@@ -71,12 +81,13 @@ def event_data(
     payload: dict[str, object],
     name: str,
     mapping: Mapping | None,
-    encode: Callable[[object], str],
+    codec: GoCodec,
 ) -> dict[str, object]:
     """The data fields of the event `name` (by `mapping`, if any) from an envelope."""
+    encode = codec.marshal
     data: dict[str, object] = {}
     for field, value in payload.items():  # envelopes have few keys; cheaper than a set intersection
-        if field in _DEFAULT_KEYS:
+        if field in DEFAULT_KEYS:
             if field == "success":
                 if value is True or value is False:
                     data[field] = value
@@ -112,30 +123,26 @@ def event_data(
                     data[field] = count
             elif type(value) is bool:
                 data[field] = value
-    if not _TOKEN_KEYS.isdisjoint(payload):
+    if not TOKEN_KEYS.isdisjoint(payload):
         _extract_tokens(data, payload)
-    tool_input = payload.get("tool_input")
-    if (
-        (type(tool_input) is dict and "file_path" in tool_input)
-        or "tool_response" in payload
-        or "file_path" in payload
-    ):
+    if not FILE_PATH_KEYS.isdisjoint(payload):
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path
-    if name == "agent-end" and not data.get("assistant_text"):
-        _transcript_text(spec, data, payload)
+    if not data.get("assistant_text") and _reads_transcript(spec, name):
+        transcript = payload.get("transcript_path")
+        if type(transcript) is str and transcript:
+            from sciontool_py.dialect.transcript import last_assistant_text
+
+            text = last_assistant_text(transcript)
+            if text:
+                data["assistant_text"] = text
     return data
 
 
-def _transcript_text(spec: DialectSpec, data: dict[str, object], payload: dict[str, object]) -> None:
-    transcript = payload.get("transcript_path")
-    if spec.options.get("transcript_assistant_text") and isinstance(transcript, str) and transcript:
-        from sciontool_py.dialect.transcript import last_assistant_text
-
-        text = last_assistant_text(transcript)
-        if text:
-            data["assistant_text"] = text
+def _reads_transcript(spec: DialectSpec, name: str) -> bool:
+    """Whether an event of this canonical name may take its assistant text from the transcript."""
+    return name == "agent-end" and bool(spec.options.get("transcript_assistant_text"))
 
 
 def _token(value: object) -> int:
@@ -146,19 +153,6 @@ def _token(value: object) -> int:
         return 0  # outside int64: Go's conversion gives no meaningful count
     count = int(float(value))  # through float64, as Go decodes every number
     return count if 0 < count <= _INT64_MAX else 0
-
-
-_TOKEN_KEYS = frozenset(
-    (
-        "usage",
-        "input_tokens",
-        "prompt_tokens",
-        "output_tokens",
-        "completion_tokens",
-        "cached_tokens",
-        "cache_read_input_tokens",
-    )
-)
 
 
 def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:

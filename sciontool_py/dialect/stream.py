@@ -14,10 +14,11 @@ import sys
 from sciontool_py.codec import GO, default_codec
 from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
-from sciontool_py.event import data_json
+from sciontool_py.event import data_json, in_struct_order
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO
 
     from sciontool_py.codec import GoCodec
@@ -40,30 +41,31 @@ class _Kind:
         self.fill_keys = keys_that_fill_data(spec, raw_name)
 
 
-class EventWriter:
-    """Turns decoded envelopes into event lines for one dialect, through one codec."""
+def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callable[[object], bytes]:
+    """The function that turns one decoded envelope into its event line (with the newline);
+    it raises EventError when the envelope has no event. Locals bound once: it runs per line."""
+    kinds: dict[str, _Kind] = {}
+    first_field = spec.name_fields[0]
+    fields = codec.fields
 
-    def __init__(self, spec: DialectSpec, include_raw: bool, codec: GoCodec) -> None:
-        self.spec = spec
-        self.include_raw = include_raw
-        self.codec = codec
-        self.kinds: dict[str, _Kind] = {}
-
-    def line(self, payload: object) -> bytes:
-        """The event line (with its newline) of one decoded envelope; EventError when it has none."""
+    def line(payload: object) -> bytes:
         if type(payload) is not dict:
-            normalize(self.spec, payload)  # raises the error for a non-object
-        raw_name = payload.get(self.spec.name_fields[0])  # type: ignore[attr-defined]
+            normalize(spec, payload)  # raises the error for a non-object
+        raw_name = payload.get(first_field)  # type: ignore[attr-defined]
         if type(raw_name) is not str or not raw_name:
-            raw_name = raw_event_name(self.spec, payload)  # type: ignore[arg-type]
-        kind = self.kinds.get(raw_name)
+            raw_name = raw_event_name(spec, payload)  # type: ignore[arg-type]
+        kind = kinds.get(raw_name)
         if kind is None:
-            kind = self.kinds[raw_name] = _Kind(self.spec, raw_name, self.codec)
-        raw = payload if self.include_raw else None
-        if not raw and kind.fill_keys.isdisjoint(payload):  # type: ignore[arg-type]
+            kind = kinds[raw_name] = _Kind(spec, raw_name, codec)
+        if include_raw:
+            data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
+            return kind.head + data_json(codec, data, payload) + b"}\n"  # type: ignore[arg-type]
+        if kind.fill_keys.isdisjoint(payload):  # type: ignore[arg-type]
             return kind.empty_line
-        data = event_data(self.spec, payload, kind.name, kind.mapping, self.codec)  # type: ignore[arg-type]
-        return kind.head + data_json(self.codec, data, raw) + b"}\n"  # type: ignore[arg-type]
+        data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
+        return kind.head + fields(in_struct_order(data)) + b"}\n"
+
+    return line
 
 
 _BLANK = object()
@@ -97,7 +99,7 @@ def normalize_stream(
 ) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
-    loads, line_of = codec.loads, EventWriter(spec, include_raw, codec).line
+    loads, line_of = codec.loads, event_writer(spec, include_raw, codec)
     pending: list[bytes] = []
     append = pending.append
     written = 0

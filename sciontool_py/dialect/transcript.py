@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO

@@ -8,7 +8,7 @@ import time
 
 from sciontool_py.handlers.files import SCION_HOME
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

@@ -7,7 +7,7 @@ import os
 
 from sciontool_py import gojson
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from types import TracebackType
 

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 
 from sciontool_py import gojson
+from sciontool_py.errors import SciontoolError
 from sciontool_py.handlers.agent_log import write_line
 
 BUDGET_SECONDS = 3.0  # all hub traffic of one hook call, retries included
@@ -33,8 +34,8 @@ _BODY_ORDER = (
 )
 
 
-class HubError(Exception):
-    pass
+class HubError(SciontoolError):
+    """The hub could not be told; logged by Hub.report, never fatal to the hook."""
 
 
 class Hub:

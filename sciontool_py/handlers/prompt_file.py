@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

@@ -1,0 +1,125 @@
+"""The JSON codec that canonical events are read and written with: Go's bytes, two engines.
+
+``GoCodec`` is pure stdlib (gojson) and is the reference; ``OrjsonCodec``
+gives the same bytes faster, leaving to gojson what orjson writes
+differently from Go (floats, integers past 2^53). ``normalize`` picks one
+with ``default_codec()``; tests pass either explicitly and compare.
+"""
+
+from __future__ import annotations
+
+from sciontool_py import gojson
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from types import ModuleType
+
+_EXACT_INT = 2**53  # beyond this Go's float64 changes the digits
+
+
+class GoCodec:
+    """gojson: Go's decoding and encoding, byte for byte, with the stdlib alone."""
+
+    name = "gojson"
+
+    def loads(self, data: bytes) -> object:
+        """Decode one JSON document; ValueError (a JSONError, or bad UTF-8) when Go would refuse it."""
+        return gojson.loads(data.decode("utf-8"))
+
+    def marshal(self, value: object) -> str:
+        """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""
+        return gojson.dumps(value)
+
+    def fields(self, data: dict[str, object]) -> bytes:
+        """A JSON object of strings, integers and booleans in data's own order (a Go struct)."""
+        body = ",".join(f"{gojson.dumps(key)}:{_scalar(value)}" for key, value in data.items())
+        return ("{" + body + "}").encode()
+
+
+def _scalar(value: object) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)  # token counts are int64 in Go
+    return gojson.dumps(value)
+
+
+def _go_safe(value: object) -> bool:
+    """True when orjson writes value exactly as Go does: no floats, no huge ints."""
+    kind = type(value)
+    if kind is dict:
+        items: object = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        items = value
+    else:
+        items = (value,)
+    for item in items:  # type: ignore[attr-defined]
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -_EXACT_INT <= item <= _EXACT_INT:
+                continue
+            return False
+        if (kind is dict or kind is list) and _go_safe(item):
+            continue
+        return False
+    return True
+
+
+def go_escape(data: bytes) -> bytes:
+    """Go's escapes that orjson does not write: < > & and U+2028/9."""
+    # Unconditional replaces: a `bytes` containment test costs more than a replace that finds nothing.
+    data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    if not data.isascii():
+        data = data.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    return data
+
+
+class OrjsonCodec(GoCodec):
+    """orjson where it gives Go's bytes (after go_escape), gojson where it does not."""
+
+    name = "orjson"
+
+    def __init__(self, orjson: ModuleType) -> None:
+        self._loads = orjson.loads
+        self._dumps = orjson.dumps
+        self._sort_keys = orjson.OPT_SORT_KEYS
+
+    def loads(self, data: bytes) -> object:
+        """orjson.loads; its ValueError does not always mean Go refuses the line (lone
+        surrogate escapes): callers ask GoCodec.loads before they report an error."""
+        value: object = self._loads(data)
+        return value
+
+    def marshal(self, value: object) -> str:
+        if not _go_safe(value):
+            return gojson.dumps(value)
+        out: bytes = self._dumps(value, option=self._sort_keys)
+        text = out.decode()
+        if "<" in text or ">" in text or "&" in text or not text.isascii():
+            text = go_escape(out).decode()
+        return text
+
+    def fields(self, data: dict[str, object]) -> bytes:
+        out: bytes = self._dumps(data)
+        for value in data.values():
+            if value.__class__ is str and (
+                "<" in value or ">" in value or "&" in value or not value.isascii()
+            ):
+                return go_escape(out)
+        return out
+
+
+GO = GoCodec()
+
+
+def default_codec() -> GoCodec:
+    """OrjsonCodec when orjson is installed (a regular dependency), else the stdlib GoCodec."""
+    try:
+        import orjson
+    except ImportError:
+        return GO
+    return OrjsonCodec(orjson)
