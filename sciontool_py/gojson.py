@@ -19,6 +19,7 @@ from sciontool_py.errors import SciontoolError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     import re
+    from collections.abc import Callable, Iterator
 
 
 class JSONError(SciontoolError, ValueError):
@@ -73,11 +74,18 @@ def _explain(text: str) -> str:
     return "invalid JSON"
 
 
-def loads(text: str) -> object:
-    """Decode like Go's ``json.Unmarshal`` into ``interface{}``."""
+def loads(text: str, go_depth: bool = False) -> object:
+    """Decode like Go's ``json.Unmarshal`` into ``interface{}``.
+
+    The C scanner stops near Python's recursion limit (about 1 000 levels);
+    go_depth decodes deeper documents as Go does, up to its 10 000 levels,
+    with a slower iterative parser (state files, capped at 1 MiB, ask for it).
+    """
     try:
         value, end = _scan(text, _skip_ws(text, 0))
     except RecursionError:
+        if go_depth:
+            return _loads_deep(text)
         raise JSONError("invalid JSON: nested too deeply") from None
     except JSONError:
         raise
@@ -90,7 +98,12 @@ def loads(text: str) -> object:
         raise JSONError(_explain(text))
     if "\\ud" in text or "\\uD" in text:
         # Go replaces an unpaired UTF-16 escape with U+FFFD while decoding.
-        value = _replace_surrogates(value)
+        try:
+            value = _replace_surrogates(value)
+        except RecursionError:  # the scanner got deeper than Python recursion goes
+            if go_depth:
+                return _loads_deep(text)
+            raise JSONError("invalid JSON: nested too deeply") from None
     return value
 
 
@@ -199,5 +212,159 @@ def dumps(value: object, indent: str | None = None) -> str:
     try:
         _encode(value, out, indent, 0)
     except RecursionError:
-        raise JSONError("value nested too deeply to encode") from None
+        out = []
+        _encode_deep(value, out, indent)
     return "".join(out)
+
+
+# Go's depth: documents a recursive Python decoder or encoder cannot reach.
+
+GO_MAX_DEPTH = 10_000  # encoding/json's maxNestingDepth
+_END = object()
+
+
+def _encode_deep(value: object, out: list[str], indent: str | None) -> None:
+    """_encode without recursion: one stack entry per open container, as deep as the value goes."""
+    # (keys or items left, the object when it is one, whether its first item is still to come)
+    stack: list[tuple[Iterator[object], dict[object, object] | None, list[bool]]] = []
+    pending = value
+    while True:
+        if isinstance(pending, dict) and pending:
+            out.append("{")
+            stack.append((iter(sorted(pending)), pending, [True]))
+        elif isinstance(pending, (list, tuple)) and pending:
+            out.append("[")
+            stack.append((iter(pending), None, [True]))
+        else:
+            _encode(pending, out, indent, len(stack))  # a scalar or an empty container
+        while stack:
+            items, mapping, first = stack[-1]
+            item = next(items, _END)
+            if item is _END:
+                stack.pop()
+                if indent is not None:
+                    out.append("\n" + indent * len(stack))
+                out.append("]" if mapping is None else "}")
+                continue
+            if not first[0]:
+                out.append(",")
+            first[0] = False
+            if indent is not None:
+                out.append("\n" + indent * len(stack))
+            if mapping is not None:
+                out.append(_string(str(item)))
+                out.append(": " if indent is not None else ":")
+                item = mapping[item]
+            pending = item
+            break
+        else:
+            return
+
+
+def _loads_deep(text: str) -> object:
+    """Decode without recursion, as Go does, refusing what is nested beyond GO_MAX_DEPTH."""
+    from _json import scanstring
+
+    n = len(text)
+    # Each open container, with the key its next value goes under (an object's).
+    stack: list[tuple[dict[str, object] | list[object], str]] = []
+    pos = _skip_ws(text, 0)
+    while True:
+        char = text[pos] if pos < n else ""
+        value: object
+        if char == "{" or char == "[":
+            pos = _skip_ws(text, pos + 1)
+            closer = "}" if char == "{" else "]"
+            if text.startswith(closer, pos):
+                value, pos = ({} if char == "{" else []), pos + 1
+            else:
+                if len(stack) >= GO_MAX_DEPTH:
+                    raise JSONError(f"invalid JSON: exceeded max depth of {GO_MAX_DEPTH}")
+                if char == "{":
+                    key, pos = _deep_key(text, pos, scanstring)
+                    stack.append(({}, key))
+                else:
+                    stack.append(([], ""))
+                continue
+        elif char == '"':
+            value, pos = _deep_string(text, pos + 1, scanstring)
+        elif text.startswith("true", pos):
+            value, pos = True, pos + 4
+        elif text.startswith("false", pos):
+            value, pos = False, pos + 5
+        elif text.startswith("null", pos):
+            value, pos = None, pos + 4
+        else:
+            value, pos = _deep_number(text, pos)
+        # A value is complete: store it, closing every container it completes.
+        while stack:
+            container, key = stack[-1]
+            is_array = isinstance(container, list)
+            if isinstance(container, list):
+                container.append(value)
+            else:
+                container[key] = value
+            pos = _skip_ws(text, pos)
+            char = text[pos] if pos < n else ""
+            if char == ",":
+                pos = _skip_ws(text, pos + 1)
+                if not is_array:
+                    key, pos = _deep_key(text, pos, scanstring)
+                    stack[-1] = (container, key)
+                break
+            if char != ("]" if is_array else "}"):
+                raise JSONError(f"invalid JSON: unexpected {char!r} at character {pos}")
+            stack.pop()
+            value, pos = container, pos + 1
+        else:
+            if _skip_ws(text, pos) != n:
+                raise JSONError(f"invalid JSON: extra data at character {pos}")
+            return value
+
+
+def _deep_string(text: str, pos: int, scanstring: Callable[..., tuple[str, int]]) -> tuple[str, int]:
+    try:
+        value, end = scanstring(text, pos, True)
+    except ValueError as exc:
+        raise JSONError(f"invalid JSON: {exc}") from None
+    if not value.isascii():
+        value = _lone_surrogate().sub("\ufffd", value)
+    return value, end
+
+
+def _deep_key(text: str, pos: int, scanstring: Callable[..., tuple[str, int]]) -> tuple[str, int]:
+    if not text.startswith('"', pos):
+        raise JSONError(f"invalid JSON: expected a key at character {pos}")
+    key, pos = _deep_string(text, pos + 1, scanstring)
+    pos = _skip_ws(text, pos)
+    if not text.startswith(":", pos):
+        raise JSONError(f"invalid JSON: expected ':' at character {pos}")
+    return key, _skip_ws(text, pos + 1)
+
+
+def _deep_number(text: str, pos: int) -> tuple[float, int]:
+    """-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at pos."""
+    start = pos
+    if text.startswith("-", pos):
+        pos += 1
+    if text.startswith("0", pos):
+        pos += 1
+    else:
+        pos = _digits(text, pos, start)
+    if text.startswith(".", pos):
+        pos = _digits(text, pos + 1, start)
+    if pos < len(text) and text[pos] in "eE":
+        pos += 1
+        if pos < len(text) and text[pos] in "+-":
+            pos += 1
+        pos = _digits(text, pos, start)
+    return _number(text[start:pos]), pos
+
+
+def _digits(text: str, pos: int, start: int) -> int:
+    end = pos
+    while end < len(text) and "0" <= text[end] <= "9":
+        end += 1
+    if end == pos:
+        raise JSONError(f"invalid JSON: invalid value at character {start}")
+    return end
