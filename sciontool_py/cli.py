@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
@@ -98,6 +97,13 @@ def emit(
         Optional[list[str]],
         typer.Option(metavar="NAME", help="With --config: keep this environment variable from hooks."),
     ] = None,
+    pass_env: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            metavar="NAME",
+            help="With --config: pass this credential-looking variable (withheld by default) to hooks.",
+        ),
+    ] = None,
     model_start_on_final_text: Annotated[
         bool, typer.Option(help="Let non-partial text fire model-start (non-streaming agents).")
     ] = False,
@@ -119,6 +125,7 @@ def emit(
         config=config,
         deny=deny or [],
         withhold=withhold or [],
+        pass_env=pass_env or [],
         model_start_on_final_text=model_start_on_final_text,
     )
 
@@ -225,6 +232,8 @@ def dialect_schema() -> None:
 
 def run(args: list[str]) -> int:
     """Run the app; every error, usage errors included, is one line on stderr and exit 1."""
+    from sciontool_py.fastpath import error_line
+
     try:
         code = app(args or ["--help"], prog_name="sciontool", standalone_mode=False)
     except typer.Exit as exc:
@@ -232,16 +241,16 @@ def run(args: list[str]) -> int:
     except typer.Abort:
         return 1
     except SciontoolError as exc:
-        message = " ".join(str(exc).split("\n"))
-        sys.stderr.write(f"sciontool: {message}\n")
+        error_line(f"sciontool: {exc}")
         return 1
     except Exception as exc:
         # Click's errors (typer vendors click, so match by shape, not class).
         if not hasattr(exc, "format_message"):
-            raise
+            error_line(f"sciontool: internal error: {type(exc).__name__}: {exc}")
+            return 1
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "sciontool"
         hint = f" (see '{where} --help')" if ctx is not None else ""
-        sys.stderr.write(f"{where}: {exc.format_message()}{hint}\n")
+        error_line(f"{where}: {exc.format_message()}{hint}")
         return 1
     return code if isinstance(code, int) else 0

@@ -112,12 +112,13 @@ def hook_command(args: list[str]) -> None:
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
-    if positional:
-        data = gojson.dumps({"hook_event_name": positional[0]}).encode()
-    else:
-        data = read_stdin()
-    out = run_hook(options.get("--dialect"), options.get("--dialect-file"), data)
-    if out:
+    # The envelope goes straight into run_hook, which drops it once decoded.
+    out = run_hook(
+        options.get("--dialect"),
+        options.get("--dialect-file"),
+        gojson.dumps({"hook_event_name": positional[0]}).encode() if positional else read_stdin(),
+    )
+    if out and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(out)
         sys.stdout.flush()
 
@@ -163,19 +164,29 @@ def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> 
         sys.stdout.write(HELP[command])
         return 0
     except SciontoolError as exc:
-        message = " ".join(str(exc).split("\n"))  # one line, whatever the error carries
-        sys.stderr.write(f"sciontool {command}: {message}\n")
+        error_line(f"sciontool {command}: {exc}")
         return 1
     except KeyboardInterrupt:
         return 1
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as shell tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         return 1
     except Exception as exc:  # last line of defence for an observer
-        sys.stderr.write(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}\n")
+        error_line(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}")
         return 1
     return 0
+
+
+ERROR_LIMIT = 4096  # bytes of an error message; values quoted in it may be huge
+ERROR_WAIT_SECONDS = 1.0  # for a stderr pipe that is full: the state is written by now
+
+
+def error_line(message: str) -> None:
+    """One line on stderr, however many lines or control characters the message carries."""
+    from sciontool_py.console import cut, escape_controls, write_stderr
+
+    write_stderr(escape_controls(" ".join(cut(message, ERROR_LIMIT).split("\n"))) + "\n", ERROR_WAIT_SECONDS)
 
 
 def run(command: str, args: list[str]) -> int:

@@ -6,6 +6,9 @@ import sys
 
 
 def main() -> int:
+    from sciontool_py.console import ensure_std_fds
+
+    ensure_std_fds()
     args = sys.argv[1:]
     if args and args[0] in ("hook", "status", "normalize"):
         from sciontool_py import fastpath

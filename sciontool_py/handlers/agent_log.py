@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 
-from sciontool_py.handlers.files import SCION_HOME
+from sciontool_py.console import cut, escape_controls, write_stderr
+from sciontool_py.handlers.files import SCION_HOME, append
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
+FALLBACK_FOLDER = "/tmp"
 FALLBACK_LOG = "/tmp/agent.log"
 _TAGS = {
     "session-start": "starting",
@@ -45,10 +46,9 @@ _WITH_FIELD = {
 }
 
 
-def log_path(home: str) -> str:
+def log_folder(home: str) -> str:
     # Scion writes to /home/scion/agent.log whenever that folder exists.
-    folder = SCION_HOME if os.path.isdir(SCION_HOME) else home
-    return os.path.join(folder, "agent.log")
+    return SCION_HOME if os.path.isdir(SCION_HOME) else home
 
 
 def describe(event: CanonicalEvent) -> tuple[str, str]:
@@ -60,53 +60,42 @@ def describe(event: CanonicalEvent) -> tuple[str, str]:
     if name in _WITH_FIELD:
         template, field, bare = _WITH_FIELD[name]
         value = event.text(field)
-        return tag, template.format(value) if value else bare
+        return tag, template.format(cut(value)) if value else bare
     if name == "prompt-submit":
         prompt = event.text("prompt")
         if not prompt:
             return tag, "User prompt submitted"
-        return tag, "User prompt: " + _truncate_bytes(prompt, 100)
-    return tag, f"Event: {event.raw_name}"
+        return tag, "User prompt: " + cut(prompt)
+    return tag, f"Event: {cut(event.raw_name)}"
 
 
-def _truncate_bytes(text: str, limit: int) -> str:
-    # Go cuts at a byte count, which can split a character; keep the bytes.
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= limit:
-        return text
-    return data[:limit].decode("utf-8", "surrogateescape") + "..."
+def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
+    """Append one line, and mirror it to stderr as Scion does.
+
+    One call is one line: control characters in the message are escaped.
+    agent.log is used only when it is a single-link regular file reached
+    without a symlink, else /tmp/agent.log under the same rule, else the line
+    is dropped; stderr is written without waiting. Never raises.
+    """
+    tag_part = f" [{escape_controls(tag)}]" if tag else ""
+    message = escape_controls(message)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
+    folder = log_folder(home)
+    try:
+        append(folder, "agent.log", line)
+    except OSError as exc:
+        warning = escape_controls(
+            f"[sciontool] WARNING: Failed to write to {os.path.join(folder, 'agent.log')}: "
+            f"{exc.strerror or exc}. Falling back to {FALLBACK_LOG}."
+        )
+        write_stderr(warning + "\n")
+        try:
+            append(FALLBACK_FOLDER, "agent.log", _encode(f"{stamp} {warning}\n") + line)
+        except OSError:
+            pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
+    write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
 
 
 def _encode(line: str) -> bytes:
     return line.encode("utf-8", "surrogateescape")
-
-
-def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
-    """Append one line, and mirror it to stderr as Scion does."""
-    tag_part = f" [{tag}]" if tag else ""
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
-    path = log_path(home)
-    try:
-        _append(path, line)
-    except OSError as exc:
-        warning = (
-            f"[sciontool] WARNING: Failed to write to {path}: {exc.strerror or exc}. "
-            f"Falling back to {FALLBACK_LOG}."
-        )
-        sys.stderr.write(warning + "\n")
-        try:
-            _append(FALLBACK_LOG, _encode(f"{stamp} {warning}\n") + line)
-        except OSError:
-            pass  # as in Scion: with /tmp unwritable too, the line is dropped
-    sys.stderr.buffer.write(_encode(f"[sciontool] {level}:{tag_part} {message}\n"))
-    sys.stderr.flush()
-
-
-def _append(path: str, data: bytes) -> None:
-    # One write() of an O_APPEND file: lines from concurrent hooks never interleave.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)

@@ -1,0 +1,97 @@
+"""What the tool writes for people: one line per message, bounded, never blocking.
+
+Values inside messages come from envelopes the model shapes: a newline or an
+escape sequence in a tool name must not forge an agent.log line or repaint a
+terminal, and a 200 MB value must not be copied into every line.  Stderr may
+be a pipe nobody reads, closed, or /dev/full: writing to it never blocks
+longer than asked and never fails the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the prompt
+_PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+_escapes: dict[int, str] = {}
+
+
+def escape_controls(text: str) -> str:
+    """text with control characters (C0, DEL, C1, U+2028/9) written as visible escapes."""
+    if text.isprintable():  # the usual case, and no control character is printable
+        return text
+    if not _escapes:
+        _escapes.update({c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)})
+        _escapes.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
+        _escapes.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+    return text.translate(_escapes)
+
+
+def cut(text: str, limit: int = VALUE_LIMIT) -> str:
+    """The first limit bytes of text and "..." when it is longer (Go cuts bytes, so may a character be)."""
+    head = text[: limit + 1]  # never encode more than this, however long text is
+    data = head.encode("utf-8", "surrogatepass")
+    if len(data) <= limit and len(head) == len(text):
+        return text
+    return data[:limit].decode("utf-8", "surrogateescape") + "..."
+
+
+def ensure_std_fds() -> None:
+    """Put /dev/null on fds 0-2 where they are closed (`2>&-`).
+
+    Otherwise the next file the tool opens takes the free number, and what
+    is meant for stderr lands in it: a state file, a temp file.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def write_stderr(text: str, wait: float = 0.0) -> None:
+    """Write text to stderr, waiting at most wait seconds for a full pipe; drop what does not fit.
+
+    Never raises: with stderr closed, full or broken the text is lost and
+    the caller goes on.
+    """
+    stream = sys.stderr
+    try:
+        fd = stream.fileno() if stream is not None else 2
+    except (AttributeError, OSError, ValueError):
+        stream.write(text)  # an in-memory stream (a test, an embedding program): nothing to block on
+        return
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "backslashreplace")
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
+            while data:  # a file takes what it is given
+                data = data[os.write(fd, data) :]
+        else:
+            _write_waiting(fd, data, wait)
+    except OSError:
+        pass
+
+
+def _write_waiting(fd: int, data: bytes, wait: float) -> None:
+    # A pipe, socket or terminal: poll first, then write no more than fits without blocking.
+    # O_NONBLOCK would do it, but the flag is shared with every process holding the pipe.
+    import select
+    import time
+
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    deadline = time.monotonic() + wait
+    failed = select.POLLERR | select.POLLHUP | select.POLLNVAL
+    while data:
+        ready = poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
+        if not ready or ready[0][1] & failed:
+            return
+        data = data[os.write(fd, data[:_PIPE_BUF]) :]
