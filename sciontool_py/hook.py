@@ -6,10 +6,12 @@ import os
 import sys
 
 from sciontool_py import gojson
+from sciontool_py.console import cut
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, SciontoolError
 from sciontool_py.handlers import agent_info, agent_log
+from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
 from sciontool_py.handlers.files import StateLock, failure, home_dir
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
@@ -50,7 +52,9 @@ def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> lis
     exceeded = ""
     state: dict[str, object] = {}
     failures: list[str] = []
-    with StateLock(home):
+    with StateLock(home) as lock:
+        if lock.given_up:
+            agent_log.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
         if agent_info.apply_event(info, event, input_tools):
             _attempt(failures, agent_info.write, home, info)
@@ -91,10 +95,11 @@ def _report_to_hub(
     hub = Hub.from_env(home)
     if hub is None:
         return
-    text = {f: event.text(f) for f in ("tool_name", "prompt", "message")}
+    # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
+    text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
     reply = event.text("assistant_text")
     if event.name == "agent-end" and reply:
-        hub.report(home, "Hub: outbound assistant reply", "outbound-message", reply_body(reply), retries=0)
+        hub.report(home, event.name, "outbound-message", reply_body(reply), retries=0)
     fields = event_update(event.name, info, text)
     if state:
         fields.update(
@@ -102,7 +107,7 @@ def _report_to_hub(
             currentModelCalls=state["model_call_count"],
             startedAt=state["started_at"],
         )
-    hub.report(home, "Hub status update", "status", status_body(fields))
+    hub.report(home, event.name, "status", status_body(fields))
 
 
 def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:
@@ -110,6 +115,7 @@ def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:
     if not data:
         return ""  # Scion: empty stdin is a no-op
     payload = parse_envelope(data)
+    del data  # the caller passed its only reference: a huge envelope is not held twice
     spec = resolve(dialect, dialect_file)
     event = normalize(spec, payload)
     input_tools = spec.options.get("input_tools") or []

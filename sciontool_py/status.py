@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
 from sciontool_py.handlers import agent_info, agent_log
 from sciontool_py.handlers.files import StateLock, failure, home_dir
@@ -24,14 +25,16 @@ def report_status(status_type: str, message: str) -> None:
 
     home = home_dir()
     failures: list[str] = []
-    with StateLock(home):
+    with StateLock(home) as lock:
+        if lock.given_up:
+            agent_log.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
         agent_info.set_activity(info, activity)
         try:
             agent_info.write(home, info)
         except OSError as exc:
             failures.append(failure(exc))  # still logged and reported below, as in Scion
-        agent_log.write_line(home, activity, f"{prefix}: {message}")
+        agent_log.write_line(home, activity, f"{prefix}: {cut(message)}")
     if hub_configured():
         from sciontool_py.handlers.hub import Hub, status_body
 
@@ -39,5 +42,5 @@ def report_status(status_type: str, message: str) -> None:
         if hub is not None:
             key = "taskSummary" if status_type == "task_completed" else "message"
             body = status_body({"activity": activity, key: message})
-            hub.report(home, "Hub status update", "status", body)
+            hub.report(home, f"status {status_type}", "status", body)
     report_failures(home, failures)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from sciontool_py import gojson
-from sciontool_py.handlers.files import read_json_object, write_atomic
+from sciontool_py.console import cut
+from sciontool_py.handlers.files import read_json_file, write_atomic
 from sciontool_py.vocabulary import (
     ACTIVITY_FOR_EVENT,
     NEW_WORK_EVENTS,
@@ -17,18 +16,20 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook pa
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
-
-def path_in(home: str) -> str:
-    return os.path.join(home, "agent-info.json")
+FILE = "agent-info.json"
+# A tool name is kept whole up to this: a longer one (a hostile envelope) would make
+# the file too large to read back under the 1 MiB cap, and lose every other key.
+TOOL_NAME_LIMIT = 1024
 
 
 def read(home: str) -> dict[str, object]:
-    return read_json_object(path_in(home))
+    # As in Scion, a damaged file counts as empty (the next write replaces it).
+    return read_json_file(home, FILE)[0]
 
 
 def write(home: str, info: dict[str, object]) -> None:
     # Go's MarshalIndent: two spaces, keys sorted, no trailing newline.
-    write_atomic(path_in(home), gojson.dumps(info, indent="  "))
+    write_atomic(home, FILE, gojson.dumps(info, indent="  "))
 
 
 def set_activity(info: dict[str, object], activity: str, tool_name: str = "") -> None:
@@ -37,7 +38,7 @@ def set_activity(info: dict[str, object], activity: str, tool_name: str = "") ->
     else:
         info.pop("activity", None)
     if activity == "executing" and tool_name:
-        info["toolName"] = tool_name
+        info["toolName"] = cut(tool_name, TOOL_NAME_LIMIT)
     else:
         info.pop("toolName", None)
     info.pop("status", None)  # legacy keys Scion no longer reads

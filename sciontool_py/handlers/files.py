@@ -1,9 +1,24 @@
-"""The agent's state folder: where it is, how it is locked, how files change."""
+"""The agent's state folder: where it is, how it is locked, how its files are read and replaced.
+
+The agent (and the model driving it) can write anything under HOME, so every
+state file is reached the way Scion's hardened logger reaches agent.log: each
+folder below the one a path starts from is opened with O_NOFOLLOW (a symlink
+anywhere on the way is refused, never followed), the file itself is opened
+non-blocking (a FIFO cannot hang the hook) and used only when it is a regular
+file with at most one link (a hard link to a file elsewhere is refused), and
+reads stop at 1 MiB.  A file is never rewritten in place: a temp file with an
+unpredictable name is created exclusively, written in full, fsynced and
+renamed over it, so the old file stays whole until the new one is complete.
+"""
 
 from __future__ import annotations
 
+# The C module: signal.py imports enum, which would cost every hook call 3 ms.
+import _signal  # type: ignore[import-not-found]
+import errno
 import fcntl
 import os
+import time
 
 from sciontool_py import gojson
 
@@ -12,34 +27,270 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 SCION_HOME = "/home/scion"  # Scion's fallback when HOME is unset
+MAX_STATE_BYTES = 1 << 20  # Scion caps its session-state reads at 1 MiB
+LOCK_WAIT_SECONDS = 2.0  # Scion's bound on waiting for its session-state lock
+_LOCK_POLL_SECONDS = 0.01
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
 
 
 def home_dir() -> str:
     return os.environ.get("HOME") or SCION_HOME
 
 
+def failure(exc: OSError) -> str:
+    """An OSError in one line: the file first, as Scion's messages put it."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """exc about path as the user knows it, not the relative or temp name the call used."""
+    if exc.errno == errno.ELOOP:
+        return OSError(exc.errno, "a symbolic link on the path (never followed)", path)
+    return OSError(exc.errno, exc.strerror, path)
+
+
+def _locate(root: str, rel: str) -> tuple[int, str]:
+    """An fd on the folder holding root/rel, and the file's name in it.
+
+    root itself is taken as given (HOME may legitimately be a symlink); every
+    folder below it is opened with O_NOFOLLOW.
+    """
+    *folders, leaf = rel.split("/")
+    fd = os.open(root, _FOLDER)
+    for name in folders:
+        try:
+            child = os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd, leaf
+
+
+def _check_regular(fd: int, path: str) -> None:
+    st = os.fstat(fd)
+    # nlink 0 is a file unlinked since it was opened: not a link to anything else.
+    if st.st_mode & _S_IFMT != _S_IFREG or st.st_nlink > 1:
+        raise OSError(errno.EINVAL, "not a single-link regular file (refused)", path)
+
+
+def _check_private(fd: int, path: str) -> None:
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise OSError(errno.EPERM, "owned by another user or writable by others (refused)", path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    # os.write may write less than asked (a full disk writes what fits, then fails).
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_bytes(root: str, rel: str, limit: int = MAX_STATE_BYTES, private: bool = False) -> bytes | None:
+    """The bytes of root/rel; None when it, or a folder on the way, does not exist.
+
+    OSError names the path when the file cannot be read, is reached through
+    a symlink, is not a single-link regular file or holds more than limit
+    bytes; with private, also when the file or its folder belongs to another
+    user or others may write it.
+    """
+    path = os.path.join(root, rel)
+    try:
+        folder, leaf = _locate(root, rel)
+        try:
+            if private:
+                _check_private(folder, os.path.dirname(path))
+            fd = os.open(leaf, _READ, dir_fd=folder)
+        finally:
+            os.close(folder)
+        try:
+            _check_regular(fd, path)
+            if private:
+                _check_private(fd, path)
+            chunks = []
+            left = limit + 1
+            while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+                chunks.append(chunk)
+                left -= len(chunk)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _named(exc, path) from None
+    if left <= 0:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes (refused)", path)
+    return b"".join(chunks)
+
+
+def regular_size(root: str, rel: str) -> int | None:
+    """The size of root/rel when it is a single-link regular file; None for anything else."""
+    try:
+        folder, leaf = _locate(root, rel)
+        try:
+            fd = os.open(leaf, _READ, dir_fd=folder)
+        finally:
+            os.close(folder)
+        try:
+            _check_regular(fd, leaf)
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+
+
+def read_json_file(root: str, rel: str) -> tuple[dict[str, object], str]:
+    """The object in a JSON state file, and why the file was not usable ('' when it was, or is missing).
+
+    Decoded as Go decodes it (nesting up to Go's 10 000 levels); anything
+    that is not a JSON object comes back empty, with the reason.
+    """
+    try:
+        data = read_bytes(root, rel)
+        if data is None:
+            return {}, ""
+        value = gojson.loads(data.decode("utf-8"), go_depth=True)
+    except OSError as exc:
+        return {}, f"reading {failure(exc)}"
+    except ValueError as exc:  # JSONError, or bytes that are not UTF-8
+        return {}, f"parsing {os.path.join(root, rel)}: {exc}"
+    if not isinstance(value, dict):
+        return {}, f"parsing {os.path.join(root, rel)}: not a JSON object"
+    return value, ""
+
+
+def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644) -> None:
+    """Replace root/rel with data, so a reader sees the old file or the new one, never a part.
+
+    On any failure (a full disk included) the old file is left byte for byte
+    and the temp file is removed, on SIGTERM too; OSError names root/rel.
+    Whatever sits at root/rel (a symlink, a FIFO, a hard link) is replaced,
+    never followed or written through.
+    """
+    path = os.path.join(root, rel)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    try:
+        folder, leaf = _locate(root, rel)
+    except OSError as exc:
+        raise _named(exc, path) from None
+    # Unpredictable and exclusive: nothing can be planted at the name in advance.
+    temp = f".{leaf}.{os.urandom(8).hex()}.tmp"
+    trapped = _trap_sigterm()
+    try:
+        fd = os.open(temp, _CREATE, 0o600, dir_fd=folder)
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temp, leaf, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException as exc:
+        try:
+            os.unlink(temp, dir_fd=folder)
+        except OSError:
+            pass  # never created, or already renamed
+        if isinstance(exc, _Terminated):
+            _die_of_sigterm()
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from None
+        raise
+    finally:
+        os.close(folder)
+        if trapped:
+            try:
+                _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+            except _Terminated:  # signal.signal runs a handler still pending: the file is complete
+                _die_of_sigterm()
+
+
+def append(root: str, rel: str, data: bytes, mode: int = 0o644) -> None:
+    """Append data to root/rel (created if missing) with one write() to an O_APPEND file.
+
+    Lines of concurrent hooks never interleave. OSError names root/rel when it
+    is reached through a symlink or is not a single-link regular file.
+    """
+    path = os.path.join(root, rel)
+    try:
+        folder, leaf = _locate(root, rel)
+        try:
+            fd = os.open(leaf, _APPEND, mode, dir_fd=folder)
+        finally:
+            os.close(folder)
+        try:
+            _check_regular(fd, path)
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while a temp file existed."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _trap_sigterm() -> bool:
+    """Turn SIGTERM into _Terminated while a temp file exists, unless someone else handles it."""
+    try:
+        if _signal.getsignal(_signal.SIGTERM) != _signal.SIG_DFL:
+            return False
+        _signal.signal(_signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        return False
+    return True
+
+
+def _die_of_sigterm() -> None:
+    # The temp file is gone: now die of the signal, as if it had never been trapped.
+    _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+    os.kill(os.getpid(), _signal.SIGTERM)
+    os._exit(128 + _signal.SIGTERM)  # only if the signal is blocked
+
+
 class StateLock:
-    """An exclusive lock on the home folder for one read-modify-write of state.
+    """An exclusive lock on the state folder for one read-modify-write of state.
 
     Scion's Go handlers read, change and write agent-info.json and
     agent-limits.json without a cross-process lock, so two hooks at once can
-    lose an update.  flock on the folder itself needs no extra file.  When
-    the folder cannot be opened the lock is skipped: locking must never be
-    the reason a hook fails.
+    lose an update.  flock on the folder itself needs no extra file.  A
+    holder never delays the hook more than LOCK_WAIT_SECONDS: after that the
+    work is done without the lock, as Scion does it, and given_up says why
+    (for the caller's WARN line).  When the folder cannot be opened the lock
+    is skipped: locking must never be the reason a hook fails.
     """
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.fd = -1
+        self.given_up = ""
 
     def __enter__(self) -> StateLock:
         try:
-            self.fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            self.fd = os.open(self.folder, _FOLDER)
         except OSError:
-            if self.fd >= 0:
-                os.close(self.fd)
-            self.fd = -1
+            return self
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not _wait_for_lock(self.fd, LOCK_WAIT_SECONDS):
+                self.given_up = (
+                    f"State lock on {self.folder} still held by another process after "
+                    f"{LOCK_WAIT_SECONDS:g}s; updating state without it"
+                )
+        except OSError:
+            pass  # a file system without flock: work unlocked, as Scion always does
         return self
 
     def __exit__(
@@ -53,51 +304,52 @@ class StateLock:
             self.fd = -1
 
 
-def read_json_object(path: str) -> dict[str, object]:
-    """The object in a JSON file; empty when missing, unreadable or not an object."""
-    return read_json_file(path)[0]
+class _LockTimeout(Exception):
+    pass
 
 
-def read_json_file(path: str) -> tuple[dict[str, object], str]:
-    """read_json_object(), and why the file was not usable ('' when it was, or is missing)."""
+def _raise_lock_timeout(signum: int, frame: object) -> None:
+    raise _LockTimeout
+
+
+def _wait_for_lock(fd: int, seconds: float) -> bool:
+    """Block on the lock for at most seconds; True when it was taken.
+
+    A blocking flock that an alarm interrupts: waiters are woken the moment
+    the lock is free, which polling would not do under heavy contention.
+    """
     try:
-        with open(path, encoding="utf-8") as handle:
-            value = gojson.loads(handle.read())
-    except FileNotFoundError:
-        return {}, ""
-    except OSError as exc:
-        return {}, f"reading {path}: {exc.strerror or exc}"
-    except ValueError as exc:  # JSONError, or bytes that are not UTF-8
-        return {}, f"parsing {path}: {exc}"
-    if not isinstance(value, dict):
-        return {}, f"parsing {path}: not a JSON object"
-    return value, ""
-
-
-def failure(exc: OSError) -> str:
-    """An OSError in one line: the file first, as Scion's messages put it."""
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}"
-
-
-def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
-    """Replace path with text so a reader sees the old or the new file, never a part."""
-    folder, base = os.path.split(path)
-    stem = base.rsplit(".", 1)[0]
-    temp = os.path.join(folder, f".{stem}-{os.getpid()}.tmp")
+        previous = _signal.signal(_signal.SIGALRM, _raise_lock_timeout)
+    except ValueError:  # not the main thread: no alarm here, so poll
+        return _poll_for_lock(fd, seconds)
+    taken = False
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
         try:
-            os.fchmod(fd, mode)
-            os.write(fd, text.encode("utf-8", "surrogatepass"))
+            _signal.setitimer(_signal.ITIMER_REAL, seconds)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            taken = True
         finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException as exc:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except _LockTimeout:
+        pass
+    # The timer fires once; if it fired just as the lock was taken, signal.signal
+    # runs the pending handler first, and the second call restores for good.
+    for _ in range(2):
         try:
-            os.unlink(temp)
-        except OSError:
+            _signal.signal(_signal.SIGALRM, _signal.SIG_DFL if previous is None else previous)
+            break
+        except _LockTimeout:
             pass
-        if isinstance(exc, OSError) and exc.filename == temp:
-            raise OSError(exc.errno, exc.strerror, path) from None  # name the file the user knows
-        raise
+    return taken
+
+
+def _poll_for_lock(fd: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_LOCK_POLL_SECONDS)

@@ -9,7 +9,8 @@ from sciontool_py import gojson
 from sciontool_py.handlers.agent_log import write_line
 from sciontool_py.handlers.files import failure, read_json_file, write_atomic
 
-TRIGGER_FILE = "/tmp/scion-limits-exceeded"  # Scion's init watches this path
+FILE = "agent-limits.json"
+TRIGGER_FOLDER, TRIGGER_NAME = "/tmp", "scion-limits-exceeded"  # Scion's init watches this path
 _COUNTED = {
     # event -> (count key, limit key)
     "agent-end": ("turn_count", "max_turns"),
@@ -34,10 +35,6 @@ def configured_limits() -> dict[str, int] | None:
     return limits if any(limits.values()) else None
 
 
-def path_in(home: str) -> str:
-    return os.path.join(home, "agent-limits.json")
-
-
 def _as_count(value: object) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -49,7 +46,7 @@ def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
     is damaged, so limits are never enforced again; counting from zero and
     rewriting the file repairs it and keeps them enforced.
     """
-    stored, problem = read_json_file(path_in(home))
+    stored, problem = read_json_file(home, FILE)
     if problem:
         write_line(home, "", f"Failed to read agent-limits.json: {problem}; counting from 0", level="ERROR")
     started = stored.get("started_at")
@@ -79,7 +76,7 @@ def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dic
     count_key, limit_key = keys
     count = state[count_key] = int(state[count_key]) + 1  # type: ignore[call-overload]
     try:
-        write_atomic(path_in(home), _render(state))
+        write_atomic(home, FILE, _render(state))
     except OSError as exc:
         # As in Scion: logged, not fatal; this call still enforces the limit.
         write_line(home, "", f"Failed to write agent-limits.json: {failure(exc)}", level="ERROR")
@@ -90,12 +87,11 @@ def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dic
 
 
 def write_trigger(home: str, message: str) -> None:
-    """Tell Scion's init to stop the agent; a failure is logged, as Scion does."""
+    """Tell Scion's init to stop the agent; a failure is logged, as Scion does.
+
+    Replaced like a state file: a symlink or FIFO planted there is replaced, never followed.
+    """
     try:
-        fd = os.open(TRIGGER_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        try:
-            os.write(fd, message.encode("utf-8", "surrogatepass"))
-        finally:
-            os.close(fd)
+        write_atomic(TRIGGER_FOLDER, TRIGGER_NAME, message)
     except OSError as exc:
         write_line(home, "", f"Failed to write limits trigger file: {failure(exc)}", level="ERROR")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from sciontool_py.handlers.files import regular_size, write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -15,11 +15,6 @@ def save_first_prompt(home: str, event: CanonicalEvent) -> None:
     prompt = event.text("prompt")
     if not prompt:
         return
-    path = os.path.join(home, "prompt.md")
-    try:
-        if os.path.getsize(path) > 0:
-            return
-    except OSError:
-        pass  # missing: write it
-    with open(path, "wb") as handle:
-        handle.write(prompt.encode("utf-8", "surrogatepass"))
+    if (regular_size(home, "prompt.md") or 0) > 0:
+        return  # missing, empty, or not a plain file (a symlink, a FIFO): write it
+    write_atomic(home, "prompt.md", prompt)
