@@ -97,6 +97,8 @@ def read_log(path: str) -> list[tuple[int, dict[str, object]]]:
             value, pos = decoder.raw_decode(text, pos)
         except ValueError as exc:
             raise SciontoolError(f"{path}:{line}: not JSON: {exc}") from None
+        except RecursionError:
+            raise SciontoolError(f"{path}:{line}: not JSON: nested too deeply") from None
         if not isinstance(value, dict):
             raise SciontoolError(f"{path}:{line}: an envelope must be a JSON object")
         out.append((line, value))
@@ -209,7 +211,7 @@ def _scalar(text: str) -> str:
 
     if _PLAIN.match(text) and yaml.safe_load(text) == text:
         return text
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+    return _json_text(text)  # a JSON string is a YAML double-quoted scalar
 
 
 def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
@@ -219,9 +221,14 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
     fields_for_name = tuple(name_fields(log_path, recorded))
     # Decode as Go would for normalization; the fixtures keep the envelope as recorded.
     by_raw: dict[str, list[tuple[dict[str, object], dict[str, object]]]] = {}
-    for _, env in recorded:
+    for line, env in recorded:
         raw = next(v for f in fields_for_name if _is_name(v := env.get(f)))
-        decoded = cast("dict[str, object]", gojson.loads(json.dumps(env)))  # an object, as env is
+        try:
+            decoded = cast("dict[str, object]", gojson.loads(json.dumps(env)))  # an object, as env is
+        except gojson.JSONError as exc:
+            raise SciontoolError(f"{log_path}:{line}: {exc}") from None
+        except RecursionError:
+            raise SciontoolError(f"{log_path}:{line}: invalid JSON: nested too deeply") from None
         by_raw.setdefault(str(raw), []).append((env, decoded))
     known = known_events()
     lines = [
@@ -273,10 +280,18 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
         used.add(stem)
         expect = json.loads(normalize(spec, decoded).to_json())
         fixture = {"envelope": env, "expect": expect}
-        files[os.path.join(out_dir, name, f"{stem}.json")] = (
-            json.dumps(fixture, indent=2, ensure_ascii=False) + "\n"
-        )
+        files[os.path.join(out_dir, name, f"{stem}.json")] = _json_text(fixture, indent=2) + "\n"
     return Scaffold(files, mapped, todo)
+
+
+def _json_text(value: object, indent: int | None = None) -> str:
+    """JSON keeping non-ASCII text readable, but escaped when it holds a lone surrogate (no UTF-8 form)."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, indent=indent)
+    return text
 
 
 def _sources(where: list[str]) -> str:

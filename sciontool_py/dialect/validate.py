@@ -13,7 +13,9 @@ import yaml
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
-MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
+# Problems reported before checking stops: a hostile file can hold tens of thousands,
+# and finding them all costs seconds and a hundred MB on every hook.
+MAX_PROBLEMS = 100
 
 TOP_LEVEL_KEYS = (
     "dialect",
@@ -49,6 +51,10 @@ class Problem:
         return f"{self.path}:{self.line}:{self.col}: {prefix}{self.message}"
 
 
+class _TooManyProblems(Exception):
+    pass
+
+
 class _NoAliasLoader(yaml.SafeLoader):
     """Refuses YAML aliases: a dialect needs none, and they allow alias bombs."""
 
@@ -79,7 +85,7 @@ def path_segments(path: str) -> tuple[str, ...] | None:
 class _Checker:
     def __init__(self, text: str, path: str) -> None:
         self.path = path
-        self.loader = _NoAliasLoader(text)
+        self.text = text
         self.problems: list[Problem] = []
         # (line, col) of each mapping, field path and response, so `dialect check`
         # can warn at the right place; keyed ("mappings", raw[, field]) / ("responses", raw).
@@ -92,6 +98,8 @@ class _Checker:
         mark = node.start_mark if isinstance(node, yaml.Node) else node
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         self.problems.append(Problem(self.path, line, col, message))
+        if len(self.problems) >= MAX_PROBLEMS:
+            raise _TooManyProblems
 
     def value(self, node: yaml.Node) -> object:
         try:
@@ -132,6 +140,12 @@ class _Checker:
         return out
 
     def run(self) -> DialectSpec | None:
+        try:
+            # PyYAML checks every character up front; a NUL or escape character is refused here.
+            self.loader = _NoAliasLoader(self.text)
+        except yaml.reader.ReaderError as exc:
+            self.problems.append(_bad_character(self.path, self.text, exc))
+            return None
         try:
             root = self.loader.get_single_node()
         except yaml.YAMLError as exc:
@@ -285,7 +299,28 @@ def check_text_marked(text: str, path: str) -> tuple[DialectSpec | None, list[Pr
         spec = checker.run()
     except RecursionError:  # PyYAML composes and constructs recursively
         return None, [Problem(path, 1, 1, "invalid YAML: nested too deeply")], {}
+    except _TooManyProblems:
+        stop = Problem(path, checker.problems[-1].line, 1, STOPPED)
+        return None, [*checker.problems, stop], checker.marks
     return spec, checker.problems, checker.marks
+
+
+STOPPED = f"too many problems: checking stopped after {MAX_PROBLEMS}"
+
+
+def summary(problems: list[Problem]) -> str:
+    """The first problem, in one line, and how many more there are."""
+    if problems[-1].message == STOPPED:
+        return f"{problems[0]} (and more problems: checking stopped after {MAX_PROBLEMS})"
+    more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+    return f"{problems[0]}{more}"
+
+
+def _bad_character(path: str, text: str, exc: yaml.reader.ReaderError) -> Problem:
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    line = text.count("\n", 0, exc.position) + 1
+    col = exc.position - text.rfind("\n", 0, exc.position)
+    return Problem(path, line, col, f"invalid YAML: character U+{code:04X} is not allowed in YAML")
 
 
 def check_text(text: str, path: str) -> tuple[DialectSpec | None, list[Problem]]:
