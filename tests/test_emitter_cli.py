@@ -146,7 +146,7 @@ def test_withhold_keeps_a_variable_from_the_hooks(tmp_path: Path) -> None:
             "",
             "/nonexistent/events.jsonl: No such file or directory",
         ),
-        (["agent-end", "--deny", "x"], "", "--deny and --withhold go with --config"),
+        (["agent-end", "--deny", "x"], "", "--deny, --withhold and --pass-env go with --config"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(args: list[str], stdin: str, message: str) -> None:

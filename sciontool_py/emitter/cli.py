@@ -22,12 +22,13 @@ def emit_command(
     config: str | None,
     deny: list[str],
     withhold: list[str],
+    pass_env: list[str],
     model_start_on_final_text: bool,
 ) -> None:
     if (event is None) == (events is None):
         raise EmitError("give either an EVENT or --events FILE|-")
-    if config is None and (deny or withhold):
-        raise EmitError("--deny and --withhold go with --config")
+    if config is None and (deny or withhold or pass_env):
+        raise EmitError("--deny, --withhold and --pass-env go with --config")
     single = None
     if event is not None:
         single = agent_event(event, tool_name, tool_input, tool_output)  # validate before any side effect
@@ -43,6 +44,7 @@ def emit_command(
             session_id=session_id,
             gate=gate,
             withheld_env=withhold,
+            passed_env=pass_env,
             model_start_on_final_text=model_start_on_final_text,
         )
     if events is None:

@@ -12,6 +12,7 @@ from typing import TextIO
 from sciontool_py import gojson
 from sciontool_py.emitter import envelope, runner
 from sciontool_py.emitter.config import HooksConfig
+from sciontool_py.emitter.environment import HookEnvironment
 from sciontool_py.emitter.firing import Firing, ThinkingWindow
 from sciontool_py.emitter.gate import PermissionGate
 
@@ -38,8 +39,10 @@ class Dispatcher:
     handler still runs; nothing is ever raised into the agent.
 
     ``gate`` checks every command before it runs; without one nothing runs
-    (fail closed). Environment variables named in ``withheld_env`` never
-    reach a hook. ``stderr`` defaults to ``sys.stderr`` at the time of writing.
+    (fail closed). Variables that look like credentials (see
+    ``emitter.environment``) never reach a hook unless named in
+    ``passed_env``; those named in ``withheld_env`` never do. ``stderr``
+    defaults to ``sys.stderr`` at the time of writing.
     ``model_start_on_final_text`` is an opt-in for non-streaming agents (see
     ThinkingWindow); off matches core-agent.
     """
@@ -52,13 +55,14 @@ class Dispatcher:
         gate: PermissionGate | None = None,
         stderr: TextIO | None = None,
         withheld_env: Iterable[str] = (),
+        passed_env: Iterable[str] = (),
         model_start_on_final_text: bool = False,
     ) -> None:
         self._config = dict(config)
         self._session_id = session_id
         self._gate = gate
         self._stderr = stderr
-        self._withheld = frozenset(name for name in withheld_env if name)
+        self._environment = HookEnvironment(withheld_env, passed_env)
         self._window = ThinkingWindow(model_start_on_final_text)
         # One event at a time, so hooks fire in the agent's order even when
         # callers feed events from several threads.
@@ -99,7 +103,7 @@ class Dispatcher:
         except gojson.JSONError as exc:
             self._report(f"hooks: {firing.event}: marshal envelope: {exc}")
             return
-        env = {k: v for k, v in os.environ.items() if k not in self._withheld}
+        env = self._environment.build(os.environ)
         for index, handler in enumerate(handlers):
             where = f"hooks: {firing.event} handler #{index} ({_quote(handler.command)})"
             if self._gate is None:
@@ -107,7 +111,7 @@ class Dispatcher:
                 continue
             try:
                 refusal = self._gate.check(handler.command)
-            except Exception as exc:  # a broken gate refuses: fail closed
+            except (Exception, SystemExit) as exc:  # a broken gate refuses: fail closed
                 refusal = f"gate error: {type(exc).__name__}: {exc}"
             if refusal is not None:
                 self._report(f"{where}: permission gate refused: {refusal}")

@@ -99,6 +99,8 @@ def run(command: str, stdin: bytes, timeout: float, env: dict[str, str]) -> Outc
                 )
             except OSError as exc:
                 return Outcome(f"cannot start /bin/sh: {exc.strerror or exc}")
+            except ValueError as exc:  # a NUL byte in the command cannot be passed to exec
+                return Outcome(f"cannot start /bin/sh: {exc}")
             return _wait(proc, timeout, deadline)
     except OSError as exc:  # no room for the temporary file
         return Outcome(f"cannot stage the envelope for stdin: {exc.strerror or exc}")
