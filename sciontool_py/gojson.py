@@ -273,13 +273,13 @@ def _loads_deep(text: str) -> object:
         char = text[pos] if pos < n else ""
         value: object
         if char == "{" or char == "[":
+            if len(stack) >= GO_MAX_DEPTH:  # an empty container is a level too
+                raise JSONError(f"invalid JSON: exceeded max depth of {GO_MAX_DEPTH}")
             pos = _skip_ws(text, pos + 1)
             closer = "}" if char == "{" else "]"
             if text.startswith(closer, pos):
                 value, pos = ({} if char == "{" else []), pos + 1
             else:
-                if len(stack) >= GO_MAX_DEPTH:
-                    raise JSONError(f"invalid JSON: exceeded max depth of {GO_MAX_DEPTH}")
                 if char == "{":
                     key, pos = _deep_key(text, pos, scanstring)
                     stack.append(({}, key))

@@ -34,7 +34,7 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
+_S_IFMT, _S_IFREG, _S_IFLNK = 0o170000, 0o100000, 0o120000  # stat's, without importing it
 
 
 def home_dir() -> str:
@@ -51,7 +51,7 @@ def _named(exc: OSError, path: str) -> OSError:
     """exc about path as the user knows it, not the relative or temp name the call used."""
     if exc.errno == errno.ELOOP:
         return OSError(exc.errno, "a symbolic link on the path (never followed)", path)
-    return OSError(exc.errno, exc.strerror, path)
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno or 0), path)
 
 
 def _locate(root: str, rel: str) -> tuple[int, str]:
@@ -65,6 +65,10 @@ def _locate(root: str, rel: str) -> tuple[int, str]:
     for name in folders:
         try:
             child = os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+        except NotADirectoryError:
+            # O_DIRECTORY with O_NOFOLLOW answers ENOTDIR for a symlink too: say which it was.
+            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            raise OSError(errno.ELOOP if mode & _S_IFMT == _S_IFLNK else errno.ENOTDIR, "", name) from None
         finally:
             os.close(fd)
         fd = child
