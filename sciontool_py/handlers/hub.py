@@ -27,7 +27,8 @@ RETRIES = 3
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 5.0
 REPLY_LIMIT = 64 * 1024
-DETAIL_LIMIT = 200  # bytes of a hub's error reply kept in the log line
+DETAIL_LIMIT = 200  # bytes of what a hub sent (an error body, a bad status line) kept in the log
+ERROR_LIMIT = 1000  # bytes of a whole error message
 _WHAT = {"status": "hub status update", "outbound-message": "hub outbound message"}
 _BODY_ORDER = (
     "phase",
@@ -67,7 +68,7 @@ class Hub:
         return None
 
     def scrub(self, text: str) -> str:
-        """text safe for a log line: no credential in it, one line, bounded.
+        """text without the token or the endpoint's password.
 
         A short secret could match anywhere (a one-letter token is in every
         word), so text that holds one is withheld rather than mangled.
@@ -81,7 +82,11 @@ class Hub:
                 if len(secret) < 8:
                     return "[withheld: it contains a credential]"
                 text = text.replace(secret, "[redacted]")
-        return escape_controls(cut(text, DETAIL_LIMIT))
+        return text
+
+    def _detail(self, text: str) -> str:
+        """What a hub sent, for an error message: scrubbed before it is cut (no half token left)."""
+        return cut(self.scrub(text.strip()), DETAIL_LIMIT)
 
     def post(self, path: str, payload: dict[str, object], retries: int = RETRIES) -> None:
         """POST JSON; 5xx, network errors and malformed replies retried with backoff, 3xx and 4xx not.
@@ -130,9 +135,8 @@ class Hub:
             if attempt > retries:
                 raise HubError(f"request failed after {attempt} attempts: {problem}")
             if time.monotonic() + backoff >= self.deadline:  # no time left for another attempt
-                raise HubError(
-                    f"gave up after {attempt} attempts within the time budget of {BUDGET_SECONDS:g}s: {problem}"
-                )
+                budget = f"the time budget of {BUDGET_SECONDS:g}s"
+                raise HubError(f"gave up after {attempt} attempts within {budget}: {problem}")
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
@@ -144,7 +148,7 @@ class Hub:
             status = response.status
             detail = response.read(4096 if 200 <= status < 300 else 512)
         except http.client.HTTPException as exc:  # a status line, header or body HTTP cannot parse
-            raise HubError(f"malformed reply: {type(exc).__name__}: {exc}") from None
+            raise HubError(f"malformed reply: {type(exc).__name__}: {self._detail(str(exc))}") from None
         except ValueError:  # a token or agent id that HTTP cannot carry; never echo the value
             raise _Final("the token or agent id holds characters HTTP headers cannot carry") from None
         except OSError as exc:  # refused, reset, timed out, TLS
@@ -153,7 +157,7 @@ class Hub:
             connection.close()
         if 200 <= status < 300:
             return
-        text = detail.decode("utf-8", "replace").strip()
+        text = self._detail(detail.decode("utf-8", "replace"))
         if 300 <= status < 400:
             # Following it would send the token to wherever the reply points.
             raise _Final(f"hub answered {status} (a redirect, never followed)")
@@ -189,7 +193,8 @@ class Hub:
             self.post(path, payload, retries)
         except HubError as exc:
             elapsed = int((time.monotonic() - started) * 1000)
-            line = f"{_WHAT[path]} failed event={event} elapsed_ms={elapsed} error={self.scrub(str(exc))}"
+            error = escape_controls(cut(self.scrub(str(exc)), ERROR_LIMIT))
+            line = f"{_WHAT[path]} failed event={event} elapsed_ms={elapsed} error={error}"
             write_line(home, "", line, level="ERROR")
 
 
