@@ -6,9 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hostile import Machine, new_machine
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -86,3 +88,11 @@ def agent(tmp_path: Path) -> Agent:
     home = tmp_path / "home"
     home.mkdir()
     return Agent(home, tmp_path / "cache")
+
+
+@pytest.fixture
+def machine() -> Iterator[Machine]:
+    """A hostile machine (see hostile.py): HOME outside /tmp, a private /tmp when root."""
+    if os.path.isdir("/home/scion"):
+        pytest.skip("/home/scion exists: Scion's rule sends agent.log there")
+    yield from new_machine()

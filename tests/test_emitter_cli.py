@@ -114,10 +114,10 @@ def test_with_a_config_the_hooks_run_instead_of_printing(tmp_path: Path) -> None
 def test_withhold_keeps_a_variable_from_the_hooks(tmp_path: Path) -> None:
     out = tmp_path / "env"
     config = tmp_path / "config.json"
-    probe = f'printf "%s|%s" "${{T_SECRET-unset}}" "${{T_SHOWN-unset}}" > {out}'
+    probe = f'printf "%s|%s" "${{T_PRIVATE-unset}}" "${{T_SHOWN-unset}}" > {out}'
     config.write_text(json.dumps({"hooks": {"agent-end": [{"command": probe}]}}))
-    env = {**os.environ, "T_SECRET": "x", "T_SHOWN": "y"}
-    result = emit("agent-end", "--config", str(config), "--withhold", "T_SECRET", env=env)
+    env = {**os.environ, "T_PRIVATE": "x", "T_SHOWN": "y"}
+    result = emit("agent-end", "--config", str(config), "--withhold", "T_PRIVATE", env=env)
     assert result.returncode == 0, result.stderr
     assert out.read_text() == "unset|y"
 

@@ -214,16 +214,16 @@ def test_nothing_escapes_into_the_agent(fp: FakeProcess) -> None:
 def test_withheld_variables_are_not_in_the_hook_environment(
     fp: FakeProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOOK_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("HOOK_TEST_PRIVATE", "s3cret")
     monkeypatch.setenv("HOOK_TEST_VISIBLE", "v")
     envs: list[dict[str, str]] = []
     fp.register(sh("x"), callback=lambda process: envs.append(process.kwargs["env"]))
     hooks = {"agent-end": [{"command": "x"}]}
 
-    dispatcher(hooks, io.StringIO(), withheld_env=["HOOK_TEST_SECRET"]).on_turn_end()
+    dispatcher(hooks, io.StringIO(), withheld_env=["HOOK_TEST_PRIVATE"]).on_turn_end()
 
     [env] = envs
-    assert "HOOK_TEST_SECRET" not in env
+    assert "HOOK_TEST_PRIVATE" not in env
     assert env["HOOK_TEST_VISIBLE"] == "v"
 
 

@@ -115,11 +115,11 @@ def test_stdin_is_the_envelope_without_a_newline(tmp_path: Path) -> None:
 
 
 def test_withheld_variables_never_reach_the_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EMITTER_TEST_TOKEN", "s3cret")
+    monkeypatch.setenv("EMITTER_TEST_PRIVATE", "s3cret")
     monkeypatch.setenv("EMITTER_TEST_VISIBLE", "shown")
     out = tmp_path / "env"
-    probe = f'printf "%s|%s" "${{EMITTER_TEST_TOKEN-unset}}" "${{EMITTER_TEST_VISIBLE-unset}}" > {out}'
-    _, report = fire_agent_end([{"command": probe}], withheld_env=["EMITTER_TEST_TOKEN"])
+    probe = f'printf "%s|%s" "${{EMITTER_TEST_PRIVATE-unset}}" "${{EMITTER_TEST_VISIBLE-unset}}" > {out}'
+    _, report = fire_agent_end([{"command": probe}], withheld_env=["EMITTER_TEST_PRIVATE"])
     assert report == ""
     assert out.read_text() == "unset|shown"
 

@@ -143,7 +143,7 @@ def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, 
     assert elapsed < BUDGET, elapsed
     assert len(hub.requests) == 3  # at 0, 0.5 and 1.5 s; the next would start past the 3 s budget
     assert hub_errors(hub_agent) == [
-        FAILED + 'gave up after 3 attempts within the time budget of 3s: hub returned error 500: '
+        FAILED + "gave up after 3 attempts within the time budget of 3s: hub returned error 500: "
         '{"error": "no", "token": "[redacted]"}'
     ]
     assert "[sciontool] ERROR: hub status update failed event=tool-start" in stderr
