@@ -215,17 +215,15 @@ def test_sigterm_mid_write_removes_the_temp_file(machine: Machine) -> None:
     machine.mount_tmpfs(machine.home, 200 * 1024)
     machine.seed()
     prompt = {"hook_event_name": "prompt-submit", "prompt": "p" * (48 << 20)}
-    for _ in range(5):  # the write takes tens of ms; retry if the signal missed it
+    for _ in range(5):  # writing 48 MB takes tens of ms; retry if the signal came too late
         (machine.home / "prompt.md").unlink(missing_ok=True)
         started = machine.start(prompt, "--dialect=core-agent")
-        caught = False
         while started.proc.poll() is None:
-            if any(name.endswith(".tmp") for name in os.listdir(machine.home)):
-                started.proc.send_signal(signal.SIGTERM)
-                caught = True
+            if any(name.startswith((".prompt.md", "prompt.md")) for name in os.listdir(machine.home)):
+                started.proc.send_signal(signal.SIGTERM)  # the prompt is being written
                 break
         started.proc.wait(timeout=30)
-        if caught and started.proc.returncode == -signal.SIGTERM:
+        if started.proc.returncode == -signal.SIGTERM:
             break
     else:
         pytest.skip("never caught the hook mid-write")
@@ -236,6 +234,8 @@ def test_sigterm_mid_write_removes_the_temp_file(machine: Machine) -> None:
 
 @pytest.mark.parametrize("stderr", ["2>&-", "2>/dev/full", "closed pipe"])
 def test_every_handler_runs_with_stderr_closed_or_unwritable(machine: Machine, stderr: str) -> None:
+    # agent.log unusable: the fallback warning goes to stderr, mid-update (it used to raise there).
+    (machine.home / "agent.log").mkdir()
     options: dict[str, object] = {}
     if stderr == "closed pipe":
         read_end, write_end = os.pipe()
@@ -243,20 +243,19 @@ def test_every_handler_runs_with_stderr_closed_or_unwritable(machine: Machine, s
         options["stderr"] = write_end
     else:
         options["redirect"] = stderr
-    machine.hook(PROMPT, **options)  # type: ignore[arg-type]
-    run = machine.hook(AGENT_END, SCION_MAX_TURNS="1", **options)  # type: ignore[arg-type]
+    first = machine.hook(PROMPT, **options)
+    run = machine.hook(AGENT_END, SCION_MAX_TURNS="1", **options)
     if "stderr" in options:
         os.close(write_end)
-    assert run.returncode == 0
+    assert first.returncode == run.returncode == 0
     info = machine.settled()
     assert info["activity"] == "limits_exceeded"  # SCION_MAX_TURNS enforced
     assert json.loads((machine.home / "agent-limits.json").read_text())["turn_count"] == 1
     assert (machine.home / "prompt.md").read_text() == "fix the tests"
-    assert (
-        machine.log()[-1] == "[INFO] [LIMITS_EXCEEDED] Agent stopped: max_turns of 1 exceeded (completed 1)"
-    )
     if machine.isolated:
         assert (machine.tmp / "scion-limits-exceeded").read_text() == "max_turns of 1 exceeded (completed 1)"
+        log = (machine.tmp / "agent.log").read_text()
+        assert log.endswith("[LIMITS_EXCEEDED] Agent stopped: max_turns of 1 exceeded (completed 1)\n")
 
 
 def nested(depth: int, leaf: str) -> str:
