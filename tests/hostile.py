@@ -113,7 +113,11 @@ class Machine:
         self.runs.mkdir()
         self.isolated = private_tmp()
         self.mounts: list[Path] = []
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("SCION_", "XDG_"))}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SCION_", "XDG_")) and "proxy" not in k.lower()
+        }
         self.env.update(HOME=str(self.home), SCIONTOOL_CACHE_DIR=str(self.cache), HOSTILE_TMP=str(self.tmp))
         self.seed()
 

@@ -148,3 +148,46 @@ def test_a_short_token_is_withheld_without_mangling_the_log(
     assert failures(machine) == ["hub returned error 403: [withheld: it contains a credential]"]
     assert machine.log()[0] == "[INFO] [executing] Running tool: grab"  # "ab" left alone elsewhere
     machine.settled()
+
+
+def test_a_one_letter_token_never_hides_the_hooks_own_words(machine: Machine) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    run = with_token(machine, "e").hook(TOOL_START, SCION_HUB_ENDPOINT=f"http://127.0.0.1:{port}")
+    assert run.returncode == 0
+    [error] = failures(machine)
+    assert "Connection refused" in error  # only what a server sends is scrubbed
+
+
+def test_proxies_from_the_environment_are_used_as_go_uses_them(
+    machine: Machine, servers: list[RawServer]
+) -> None:
+    proxy = serve(servers, answer("200 OK"))
+    hub = serve(servers, answer("200 OK"))
+    with_token(machine)
+    # A name only the proxy knows: the request goes to the proxy, in absolute form.
+    run = machine.hook(TOOL_START, SCION_HUB_ENDPOINT="http://hub.invalid:8080", http_proxy=proxy.url)
+    assert run.returncode == 0 and failures(machine) == []
+    [request] = proxy.requests
+    assert request.startswith(b"POST http://hub.invalid:8080/api/v1/agents/agent-7/status HTTP/1.1\r\n")
+    assert request_headers(request)["x-scion-agent-token"] == TOKEN
+    # NO_PROXY names the hub: straight to it.
+    run = machine.hook(TOOL_START, SCION_HUB_ENDPOINT=hub.url, http_proxy=proxy.url, no_proxy="127.0.0.1")
+    assert run.returncode == 0 and len(proxy.requests) == 1 and len(hub.requests) == 1
+    machine.settled()
+
+
+def test_an_https_hub_behind_a_proxy_is_reached_through_a_tunnel(
+    machine: Machine, servers: list[RawServer]
+) -> None:
+    proxy = serve(servers, answer("403 Forbidden"))
+    run = with_token(machine).hook(
+        TOOL_START, SCION_HUB_ENDPOINT="https://hub.invalid:8443", https_proxy=proxy.url
+    )
+    assert run.returncode == 0
+    assert proxy.requests[0].startswith(b"CONNECT hub.invalid:8443 HTTP/1.0\r\n")
+    assert all(TOKEN.encode() not in request for request in proxy.requests)  # only inside TLS
+    [error] = failures(machine)
+    assert error.endswith("Tunnel connection failed: 403 Forbidden")
+    machine.settled()

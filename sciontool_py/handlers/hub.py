@@ -1,25 +1,25 @@
 """Scion Hub: report the agent's status over HTTP (only when configured).
 
 Imported only when the hub is configured: http.client costs more to import
-than the rest of the hook.  The token goes to the configured hub and nowhere
-else: no redirect is followed, and no output carries the token or the
-endpoint's credentials.  All hub traffic of one hook call shares one
-wall-clock deadline, however slowly a server answers.  A failure is one
-ERROR line in agent.log and never fails the hook.
+than the rest of the hook.  All hub traffic of one hook call shares one
+wall-clock deadline, however slowly a server answers; no output carries the
+token or a password from the endpoint or proxy URL.  A failure is one ERROR
+line in agent.log and never fails the hook.  The HTTP itself (no redirects,
+proxies, basic auth) is in hub_http.
 """
 
 from __future__ import annotations
 
-import http.client
 import os
 import threading
 import time
 
 from sciontool_py import gojson
 from sciontool_py.console import cut, escape_controls
-from sciontool_py.errors import SciontoolError
+from sciontool_py.handlers import hub_http
 from sciontool_py.handlers.agent_log import write_line
 from sciontool_py.handlers.files import failure, read_bytes
+from sciontool_py.handlers.hub_http import HubError, Refused
 
 BUDGET_SECONDS = 3.0  # all hub traffic of one hook call, retries included
 CALL_SECONDS = 5.0  # Scion's timeout of one call, within what is left of the budget
@@ -29,6 +29,7 @@ MAX_BACKOFF = 5.0
 REPLY_LIMIT = 64 * 1024
 DETAIL_LIMIT = 200  # bytes of what a hub sent (an error body, a bad status line) kept in the log
 ERROR_LIMIT = 1000  # bytes of a whole error message
+SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _WHAT = {"status": "hub status update", "outbound-message": "hub outbound message"}
 _BODY_ORDER = (
     "phase",
@@ -43,20 +44,18 @@ _BODY_ORDER = (
 )
 
 
-class HubError(SciontoolError):
-    """The hub could not be told; logged by Hub.report, never fatal to the hook."""
-
-
-class _Final(HubError):
-    """A failure that a retry cannot fix (a 3xx or 4xx answer, a bad endpoint)."""
-
-
 class Hub:
     def __init__(self, endpoint: str, agent_id: str, token: str) -> None:
         self.endpoint = endpoint
         self.agent_id = agent_id
         self.token = token
         self.deadline = time.monotonic() + BUDGET_SECONDS
+        from urllib.parse import unquote
+
+        userinfo = endpoint.partition("://")[2].partition("/")[0].rpartition("@")[0]
+        password = userinfo.partition(":")[2]
+        secrets = {token, password, unquote(password), *hub_http.proxy_passwords()}
+        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
 
     @classmethod
     def from_env(cls, home: str) -> Hub | None:
@@ -68,25 +67,22 @@ class Hub:
         return None
 
     def scrub(self, text: str) -> str:
-        """text without the token or the endpoint's password.
-
-        A short secret could match anywhere (a one-letter token is in every
-        word), so text that holds one is withheld rather than mangled.
-        """
-        from urllib.parse import unquote
-
-        userinfo = self.endpoint.partition("://")[2].partition("/")[0].rpartition("@")[0]
-        password = userinfo.partition(":")[2]
-        for secret in (self.token, password, unquote(password)):
-            if secret and secret in text:
-                if len(secret) < 8:
+        """What a server sent (or an unexpected error said), without the token or a URL password."""
+        for secret in self.secrets:
+            if secret in text:
+                if len(secret) < SHORT_SECRET:
                     return "[withheld: it contains a credential]"
                 text = text.replace(secret, "[redacted]")
         return text
 
-    def _detail(self, text: str) -> str:
-        """What a hub sent, for an error message: scrubbed before it is cut (no half token left)."""
-        return cut(self.scrub(text.strip()), DETAIL_LIMIT)
+    def describe(self, exc: HubError) -> str:
+        """The failure in words, with what the server sent scrubbed, then cut."""
+        if not exc.reply:
+            return str(exc)
+        reply = exc.reply.strip()
+        if exc.cut and self.secrets:  # a secret may straddle the end of what was read
+            reply = reply[: -len(self.secrets[0])]
+        return f"{exc}: {cut(self.scrub(reply), DETAIL_LIMIT)}"
 
     def post(self, path: str, payload: dict[str, object], retries: int = RETRIES) -> None:
         """POST JSON; 5xx, network errors and malformed replies retried with backoff, 3xx and 4xx not.
@@ -118,20 +114,22 @@ class Hub:
         except HubError as exc:
             outcome.append(exc)
         except Exception as exc:  # never an internal error: the hook only observes
-            outcome.append(HubError(f"{type(exc).__name__}: {exc}"))
+            outcome.append(HubError(f"{type(exc).__name__}: {self.scrub(str(exc))}"))
 
     def _post_retrying(self, path: str, body: bytes, retries: int) -> None:
+        headers = {"Content-Type": "application/json", "X-Scion-Agent-Token": self.token}
         backoff = FIRST_BACKOFF
         attempt = 0
         while True:
             attempt += 1
+            timeout = min(CALL_SECONDS, self.deadline - time.monotonic())
             try:
-                self._post_once(path, body, min(CALL_SECONDS, self.deadline - time.monotonic()))
+                hub_http.post(self.endpoint, f"{self.agent_id}/{path}", headers, body, timeout)
                 return
-            except _Final:
-                raise
+            except Refused as exc:
+                raise HubError(self.describe(exc)) from None
             except HubError as exc:
-                problem = str(exc)
+                problem = self.describe(exc)
             if attempt > retries:
                 raise HubError(f"request failed after {attempt} attempts: {problem}")
             if time.monotonic() + backoff >= self.deadline:  # no time left for another attempt
@@ -139,50 +137,6 @@ class Hub:
                 raise HubError(f"gave up after {attempt} attempts within {budget}: {problem}")
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
-
-    def _post_once(self, path: str, body: bytes, timeout: float) -> None:
-        connection, target, headers = self._request(path, timeout)
-        try:
-            connection.request("POST", target, body=body, headers=headers)
-            response = connection.getresponse()
-            status = response.status
-            detail = response.read(4096 if 200 <= status < 300 else 512)
-        except http.client.HTTPException as exc:  # a status line, header or body HTTP cannot parse
-            raise HubError(f"malformed reply: {type(exc).__name__}: {self._detail(str(exc))}") from None
-        except ValueError:  # a token or agent id that HTTP cannot carry; never echo the value
-            raise _Final("the token or agent id holds characters HTTP headers cannot carry") from None
-        except OSError as exc:  # refused, reset, timed out, TLS
-            raise HubError(str(getattr(exc, "strerror", None) or exc)) from None
-        finally:
-            connection.close()
-        if 200 <= status < 300:
-            return
-        text = self._detail(detail.decode("utf-8", "replace"))
-        if 300 <= status < 400:
-            # Following it would send the token to wherever the reply points.
-            raise _Final(f"hub answered {status} (a redirect, never followed)")
-        message = f"hub returned error {status}: {text}"
-        raise (HubError if status >= 500 or status < 200 else _Final)(message)
-
-    def _request(self, path: str, timeout: float) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
-        from urllib.parse import unquote, urlsplit
-
-        try:
-            parts = urlsplit(self.endpoint)
-            port = parts.port
-        except ValueError:
-            raise _Final("the hub endpoint is not a valid URL") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise _Final("the hub endpoint must be an http:// or https:// URL with a host")
-        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        headers = {"Content-Type": "application/json", "X-Scion-Agent-Token": self.token}
-        if parts.username is not None:  # Go's client sends URL credentials as basic auth
-            import binascii
-
-            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-            headers["Authorization"] = "Basic " + binascii.b2a_base64(pair, newline=False).decode()
-        target = f"{parts.path.rstrip('/')}/api/v1/agents/{self.agent_id}/{path}"
-        return kind(parts.hostname, port, timeout=timeout), target, headers
 
     def report(
         self, home: str, event: str, path: str, payload: dict[str, object], retries: int = RETRIES
@@ -193,7 +147,8 @@ class Hub:
             self.post(path, payload, retries)
         except HubError as exc:
             elapsed = int((time.monotonic() - started) * 1000)
-            error = escape_controls(cut(self.scrub(str(exc)), ERROR_LIMIT))
+            # Scrubbed already where a server's words come in; our own never hold a secret.
+            error = escape_controls(cut(str(exc), ERROR_LIMIT))
             line = f"{_WHAT[path]} failed event={event} elapsed_ms={elapsed} error={error}"
             write_line(home, "", line, level="ERROR")
 
