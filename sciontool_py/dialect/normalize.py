@@ -155,23 +155,33 @@ def _token(value: object) -> int:
     return count if 0 < count <= _INT64_MAX else 0
 
 
+# (field, its own name, the other name read only while the field is still 0)
+_TOKEN_NAMES = (
+    ("input_tokens", "input_tokens", "prompt_tokens"),
+    ("output_tokens", "output_tokens", "completion_tokens"),
+    ("cached_tokens", "cached_tokens", "cache_read_input_tokens"),
+)
+
+
 def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
-    found = _tokens_in(payload)
-    if not found[0] and not found[1]:
+    """Scion's shared extraction, on the data as the mapping left it: a count replaces a
+    field only when > 0, and `usage` is read only while input and output are both 0."""
+    _take_tokens(data, payload)
+    if "input_tokens" not in data and "output_tokens" not in data:
         usage = payload.get("usage")
-        if isinstance(usage, dict):
-            found = _tokens_in(usage)
-    for field, count in zip(("input_tokens", "output_tokens", "cached_tokens"), found, strict=True):
+        if type(usage) is dict:
+            _take_tokens(data, usage)
+
+
+def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
+    for field, name, other in _TOKEN_NAMES:
+        count = _token(source.get(name))
         if count:
             data[field] = count
-
-
-def _tokens_in(obj: dict[str, object]) -> tuple[int, int, int]:
-    return (
-        _token(obj.get("input_tokens")) or _token(obj.get("prompt_tokens")),
-        _token(obj.get("output_tokens")) or _token(obj.get("completion_tokens")),
-        _token(obj.get("cached_tokens")) or _token(obj.get("cache_read_input_tokens")),
-    )
+        elif field not in data:
+            count = _token(source.get(other))
+            if count:
+                data[field] = count
 
 
 def _file_path(payload: dict[str, object]) -> str:
