@@ -41,9 +41,9 @@ def test_normalize_prints_scions_event_shape(agent: Agent) -> None:
 def test_recorded_core_agent_session_walks_the_four_states(agent: Agent) -> None:
     steps = [
         (TOOL_START, "executing"),
-        ({"hook_event_name": "tool-end", "tool_name": "read_file", "tool_output": {"ok": True}}, "idle"),
+        ({"hook_event_name": "tool-end", "tool_name": "read_file", "tool_output": {"ok": True}}, "working"),
         ({"hook_event_name": "model-start"}, "thinking"),
-        ({"hook_event_name": "agent-end"}, "idle"),
+        ({"hook_event_name": "agent-end"}, "working"),
     ]
     for envelope, activity in steps:
         assert agent.hook(envelope, "--dialect=core-agent").returncode == 0
@@ -104,7 +104,7 @@ def test_other_keys_are_kept_and_legacy_keys_dropped(agent: Agent) -> None:
 
 @pytest.mark.parametrize(
     ("event", "phase", "activity"),
-    [("pre-start", "starting", None), ("post-start", "running", "idle"), ("pre-stop", "stopping", None)],
+    [("pre-start", "starting", None), ("post-start", "running", "working"), ("pre-stop", "stopping", None)],
 )
 def test_lifecycle_events_set_the_phase(agent: Agent, event: str, phase: str, activity: str | None) -> None:
     agent.run("status", "blocked")
@@ -130,7 +130,7 @@ def test_long_prompt_is_cut_at_100_bytes_in_the_log_and_saved_whole(agent: Agent
 
 def test_unmapped_event_is_logged_by_raw_name(agent: Agent) -> None:
     agent.hook({"hook_event_name": "compaction"}, "--dialect=core-agent")
-    assert LINE.match(agent.log_lines[0]).group("tag", "msg") == ("idle", "Event: compaction")  # type: ignore[union-attr]
+    assert LINE.match(agent.log_lines[0]).group("tag", "msg") == ("working", "Event: compaction")  # type: ignore[union-attr]
     assert not (agent.home / "agent-info.json").exists()
 
 
@@ -160,13 +160,13 @@ def test_empty_stdin_is_a_no_op(agent: Agent) -> None:
 def test_bad_input_is_one_clear_error_exit_1_and_touches_nothing(
     agent: Agent, stdin: bytes, args: list[str], message: str
 ) -> None:
-    (agent.home / "agent-info.json").write_text('{"activity": "idle"}')
+    (agent.home / "agent-info.json").write_text('{"activity": "working"}')
     result = agent.hook(stdin, *args)
     assert result.returncode == 1
     assert message in result.stderr.decode()
     assert result.stderr.decode().startswith("sciontool hook: ")
     assert b"Traceback" not in result.stderr and result.stdout == b""
-    assert (agent.home / "agent-info.json").read_text() == '{"activity": "idle"}'
+    assert (agent.home / "agent-info.json").read_text() == '{"activity": "working"}'
     assert not (agent.home / "agent.log").exists()
 
 
@@ -220,7 +220,7 @@ def test_turn_limit_is_counted_and_enforced(agent: Agent) -> None:
     limits = json.loads((agent.home / "agent-limits.json").read_text())
     assert (limits["turn_count"], limits["max_turns"], limits["max_model_calls"]) == (1, 2, 0)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", limits["started_at"])
-    assert agent.info["activity"] == "idle" and not trigger.exists()
+    assert agent.info["activity"] == "working" and not trigger.exists()
     agent.hook(end, "--dialect=core-agent", SCION_MAX_TURNS="2")
     assert agent.info["activity"] == "limits_exceeded"
     assert LINE.match(agent.log_lines[-1]).group("tag", "msg") == (  # type: ignore[union-attr]
@@ -287,7 +287,7 @@ def test_dialect_cache_sees_every_change(agent: Agent, tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("tool-start", "tool-end  "))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     agent.hook({"e": "go"}, *args)
-    assert agent.info["activity"] == "idle"
+    assert agent.info["activity"] == "working"
     # Same mtime, new size.
     stat = path.stat()
     path.write_text(path.read_text().replace("tool-end  ", "notification"))

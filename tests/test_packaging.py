@@ -11,11 +11,11 @@ from pathlib import Path
 from conftest import REPO
 
 
-def test_demo_walks_executing_idle_thinking_idle() -> None:
+def test_demo_walks_executing_working_thinking_working() -> None:
     out = subprocess.run(
         [sys.executable, str(REPO / "examples" / "demo.py")], capture_output=True, check=True, text=True
     ).stdout
-    assert re.findall(r'"activity": "(\w+)"', out) == ["executing", "idle", "thinking", "idle"]
+    assert re.findall(r'"activity": "(\w+)"', out) == ["executing", "working", "thinking", "working"]
     assert '"toolName": "read_file"' in out
     assert len(re.findall(r"^agent\.log: .* \[sciontool\] \[INFO\] ", out, re.M)) == 4
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
-SEED = {"phase": "running", "activity": "idle", "harness": "core-agent", "detail": {"message": "seeded"}}
+SEED = {"phase": "running", "activity": "working", "harness": "core-agent", "detail": {"message": "seeded"}}
 LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[INFO\] \[[a-z_]+\] \S.*")
 
 # (arguments, envelope or None for a status call, expected agent.log message, how many)

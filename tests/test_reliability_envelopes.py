@@ -22,7 +22,7 @@ from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import SciontoolError
 
 CORPUS = REPO / "tests" / "data" / "bad-envelopes"
-SEEDED = b'{\n  "activity": "idle",\n  "keep": "me"\n}'
+SEEDED = b'{\n  "activity": "working",\n  "keep": "me"\n}'
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 
 EXPECTED = {
@@ -89,8 +89,8 @@ def test_a_50_mb_tool_output_is_an_ordinary_event(agent: Agent) -> None:
     # Not refused: a tool may return that much, and refusing would lose the event.
     result, elapsed = run_big(agent, fifty_megabytes("x" * 50_000_000) + b'"}')
     assert (result.returncode, result.stdout) == (0, b"")
-    assert result.stderr.decode() == "[sciontool] INFO: [idle] Tool cat completed\n"
-    assert agent.info == {"activity": "idle"}
+    assert result.stderr.decode() == "[sciontool] INFO: [working] Tool cat completed\n"
+    assert agent.info == {"activity": "working"}
     assert elapsed < 10, elapsed
 
 

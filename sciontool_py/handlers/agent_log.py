@@ -54,7 +54,7 @@ def log_path(home: str) -> str:
 def describe(event: CanonicalEvent) -> tuple[str, str]:
     """The (tag, message) of an event's log line."""
     name = event.name
-    tag = _TAGS.get(name, "idle")
+    tag = _TAGS.get(name, "working")
     if name in _FIXED:
         return tag, _FIXED[name]
     if name in _WITH_FIELD:
