@@ -101,8 +101,10 @@ def parse_args(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tupl
 
 def hook_command(args: list[str]) -> None:
     from sciontool_py import gojson
+    from sciontool_py.handlers import agent_log
     from sciontool_py.hook import read_stdin, run_hook
 
+    agent_log.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE)
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
@@ -123,7 +125,10 @@ def hook_command(args: list[str]) -> None:
 
 
 def status_command(args: list[str]) -> None:
+    from sciontool_py.handlers import agent_log
     from sciontool_py.status import report_status
+
+    agent_log.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)
