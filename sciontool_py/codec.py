@@ -23,8 +23,9 @@ class GoCodec:
     name = "gojson"
 
     def loads(self, data: bytes) -> object:
-        """Decode one JSON document; ValueError (a JSONError, or bad UTF-8) when Go would refuse it."""
-        return gojson.loads(data.decode("utf-8"))
+        """Decode one JSON document as Go does (a byte of bad UTF-8 is U+FFFD); JSONError
+        when Go would refuse it."""
+        return gojson.loads(gojson.decode_utf8(data))
 
     def marshal(self, value: object) -> str:
         """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""

@@ -23,10 +23,7 @@ if TYPE_CHECKING:
 
 def parse_envelope(data: bytes) -> object:
     """Decode stdin bytes; EventError says what is wrong in one line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EventError(f"envelope is not valid UTF-8 (bad byte at offset {exc.start})") from None
+    text = gojson.decode_utf8(data)  # as Go: a bad byte is U+FFFD, the event is not lost
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:

@@ -195,6 +195,13 @@ def test_a_lone_surrogate_escape_is_read_as_go_reads_it(codec: GoCodec) -> None:
 
 
 @pytest.mark.parametrize("codec", CODECS)
+def test_invalid_utf8_in_a_string_is_read_as_go_reads_it(codec: GoCodec) -> None:
+    spec = find_dialect("core-agent")
+    out = stream(spec, b'{"hook_event_name":"tool-start","tool_name":"a\xff\xe2\x82b"}\n', False, codec)
+    assert json.loads(out)["data"]["tool_name"] == "a\ufffd\ufffd\ufffdb"
+
+
+@pytest.mark.parametrize("codec", CODECS)
 def test_bad_line_names_its_number_and_keeps_earlier_output(codec: GoCodec) -> None:
     spec = find_dialect("core-agent")
     out = io.BytesIO()

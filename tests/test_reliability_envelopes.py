@@ -31,7 +31,9 @@ EXPECTED = {
     "top-level-string.json": "envelope must be a JSON object, not a string",
     "top-level-number.json": "envelope must be a JSON object, not a number",
     "top-level-null.json": "envelope must be a JSON object, not null",
-    "invalid-utf8.json": "envelope is not valid UTF-8 (bad byte at offset 48)",
+    "invalid-utf8-outside-a-string.json": (
+        "envelope: invalid JSON: Expecting property name enclosed in double quotes: line 1 column 35"
+    ),
     "nul-byte.json": "envelope: invalid JSON: Invalid control character at: line 1 column 50",
     "deep-nesting.json": "envelope: invalid JSON: nested too deeply",
     "non-string-event-name.json": (
@@ -58,6 +60,22 @@ def test_bad_envelope_is_one_line_exit_1_and_changes_nothing(agent: Agent, name:
     (agent.home / "agent-info.json").write_bytes(SEEDED)
     result = agent.hook((CORPUS / name).read_bytes(), "--dialect=core-agent")
     assert_refused(agent, result, EXPECTED[name])
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        b'{"hook_event_name": "tool-start", "tool_name": "grep\xff\xfe"}',
+        b'{"hook_event_name": "tool-start", "tool_name": "grep\\udc00\\ud800"}',
+    ],
+    ids=["invalid-utf8", "lone-surrogates"],
+)
+def test_bad_characters_in_a_string_become_u_fffd_and_the_event_counts(agent: Agent, envelope: bytes) -> None:
+    # As Go's decoder: the event is processed, not lost.
+    result = agent.hook(envelope, "--dialect=core-agent")
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert agent.info == {"activity": "executing", "toolName": "grep\ufffd\ufffd"}
+    assert agent.log_lines[-1].endswith("[executing] Running tool: grep\ufffd\ufffd")
 
 
 def fifty_megabytes(tool_output: str) -> bytes:
