@@ -9,6 +9,7 @@ with ``default_codec()``; tests pass either explicitly and compare.
 from __future__ import annotations
 
 from sciontool_py import gojson
+from sciontool_py.assistant import AssistantContent
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def _scalar(value: object) -> str:
         return "false"
     if isinstance(value, int):
         return str(value)  # token counts are int64 in Go
+    if isinstance(value, AssistantContent):  # the one struct among the fields
+        return value.to_json(gojson.dumps)
     return gojson.dumps(value)
 
 
@@ -105,6 +108,8 @@ class OrjsonCodec(GoCodec):
         return text
 
     def fields(self, data: dict[str, object]) -> bytes:
+        if "assistant_content" in data:  # a struct orjson cannot write (rare: agent-end only)
+            return GoCodec.fields(self, data)
         out: bytes = self._dumps(data)
         for value in data.values():
             if value.__class__ is str and (

@@ -185,13 +185,16 @@ def test_a_transcript_path_that_is_not_a_regular_file_is_ignored(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_an_over_long_transcript_line_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+def test_an_over_long_transcript_line_ends_the_scan_in_bounded_memory(tmp_path: Path) -> None:
+    # Scion's bufio.Scanner (16 MiB buffer) stops at a longer line: what came before counts.
     transcript = tmp_path / "t.jsonl"
     reply = {"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}}
+    later = {"type": "assistant", "message": {"content": "never read"}}
     with open(transcript, "wb") as out:
-        out.write(b'{"type": "assistant", "pad": "' + b"x" * (48 << 20) + b'"}\n')
-        out.write(b"[" * 100_000 + b"\n")  # nested too deeply for the JSON parser: skipped too
+        out.write(b"[" * 100_000 + b"\n")  # nested too deeply for the JSON parser: skipped
         out.write(json.dumps(reply).encode() + b"\n")
+        out.write(b'{"type": "assistant", "pad": "' + b"x" * (48 << 20) + b'"}\n')
+        out.write(json.dumps(later).encode() + b"\n")
     tracemalloc.start()
     try:
         event = normalize(find_dialect("claude"), claude_stop(str(transcript)))

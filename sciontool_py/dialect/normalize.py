@@ -129,20 +129,55 @@ def event_data(
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path
-    if not data.get("assistant_text") and _reads_transcript(spec, name):
-        transcript = payload.get("transcript_path")
-        if type(transcript) is str and transcript:
-            from sciontool_py.dialect.transcript import last_assistant_text
-
-            text = last_assistant_text(transcript)
-            if text:
-                data["assistant_text"] = text
+    if name == "agent-end" and spec.options:
+        blocks = bool(spec.options.get("assistant_blocks"))
+        if blocks or (_reads_transcript(spec, name) and not data.get("assistant_text")):
+            _assistant_turn(spec, payload, mapping, data, blocks)
     return data
 
 
 def _reads_transcript(spec: DialectSpec, name: str) -> bool:
     """Whether an event of this canonical name may take its assistant text from the transcript."""
     return name == "agent-end" and bool(spec.options.get("transcript_assistant_text"))
+
+
+def _assistant_turn(
+    spec: DialectSpec,
+    payload: dict[str, object],
+    mapping: Mapping | None,
+    data: dict[str, object],
+    blocks: bool,
+) -> None:
+    """An agent-end's assistant text (and with assistant_blocks its content) as Scion's claude
+    dialect reads it: from the final message, else from the transcript."""
+    from sciontool_py.assistant import from_message
+
+    content = None
+    if blocks:
+        data.pop("assistant_text", None)  # read again below: blocks, not a plain string
+        path = mapping.fields.get("assistant_text") if mapping is not None else None
+        if path is not None:
+            content = from_message(_walk(payload, path))
+    if content is None and spec.options.get("transcript_assistant_text"):
+        transcript = payload.get("transcript_path")
+        if type(transcript) is str and transcript:
+            from sciontool_py.dialect.transcript import last_assistant_turn
+
+            content = last_assistant_turn(transcript)
+    if content is None:
+        return
+    text = content.text_only()
+    if text:
+        data["assistant_text"] = text
+    if blocks:
+        data["assistant_content"] = content
+
+
+def _walk(payload: dict[str, object], path: tuple[str, ...]) -> object:
+    value: object = payload
+    for key in path:
+        value = value.get(key) if type(value) is dict else None
+    return value
 
 
 def _token(value: object) -> int:

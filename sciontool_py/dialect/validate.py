@@ -26,6 +26,10 @@ TOP_LEVEL_KEYS = (
 MAPPING_KEYS = ("event", "fields")
 # Options for what YAML paths cannot express.
 OPTION_KINDS = {
+    # agent-end: the value at the assistant_text path is a Claude-style final message
+    # (a string, a string holding a JSON array of content blocks, or the array):
+    # assistant_content keeps every block, assistant_text only the text ones.
+    "assistant_blocks": bool,
     # agent-end: when the envelope has no assistant text, read it from the
     # Claude-style JSONL transcript named by `transcript_path`.
     "transcript_assistant_text": bool,
