@@ -97,3 +97,21 @@ def test_a_missing_file_is_one_error_line(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert out.stdout.splitlines()[0].startswith(f"{tmp_path / 'nope.yaml'}:1:1: cannot read dialect:")
     assert "Traceback" not in out.stderr
+
+
+def test_a_response_value_json_cannot_carry_is_an_error_at_its_place(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        responses:
+          PreToolUse: {decision: allow, since: 2026-01-01, limit: .inf}
+        """,
+    )
+    out = check(path)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == (
+        f"{path}:4:40: responses.PreToolUse.since: a JSON response cannot carry the date 2026-01-01 "
+        "(Scion would print it as a time); quote it to send the text"
+    )

@@ -26,6 +26,7 @@ VALID = [
     + "mappings:\n  A:\n    event: tool-start\n    fields:\n      tool_name: name\n      tool_input: .a.b.c\n",
     HEAD + "mappings: {}\nresponses:\n  A: {decision: allow}\noptions:\n  input_tools: [X]\n",
     HEAD + "options:\n  transcript_assistant_text: false\n",
+    HEAD + "mappings:\n  A:\n    event: agent-end\n    fields:\nresponses:\noptions:\n",
 ]
 INVALID = {
     "no dialect": "event_name_field: x\n",

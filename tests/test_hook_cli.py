@@ -179,6 +179,34 @@ def test_declared_response_is_the_only_stdout(agent: Agent) -> None:
     assert agent.hook({"kind": "call.finish"}, f"--dialect-file={dialect}").stdout == b""
 
 
+def test_a_response_is_read_as_yaml_1_2_and_printed_as_go_encodes_it(agent: Agent, tmp_path: Path) -> None:
+    dialect = tmp_path / "dialect.yaml"
+    dialect.write_text(
+        "dialect: mine\nevent_name_field: hook_event_name\n"
+        "responses:\n  on: {continue: yes, mode: 0o755, at: 12:30, n: 1e3, html: <&>}\n"
+    )
+    result = agent.hook({"hook_event_name": "on"}, f"--dialect-file={dialect}")
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert (
+        result.stdout
+        == b'{"at":"12:30","continue":"yes","html":"\\u003c\\u0026\\u003e","mode":493,"n":1000}\n'
+    )
+
+
+def test_a_response_json_cannot_carry_is_a_load_error_not_a_hook_time_error(
+    agent: Agent, tmp_path: Path
+) -> None:
+    dialect = tmp_path / "dialect.yaml"
+    dialect.write_text("dialect: mine\nevent_name_field: hook_event_name\nresponses:\n  X: {n: .nan}\n")
+    for envelope in ({"hook_event_name": "X"}, {"hook_event_name": "Y"}):
+        result = agent.hook(envelope, f"--dialect-file={dialect}")
+        assert result.returncode == 1 and result.stdout == b""
+        assert result.stderr.decode() == (
+            f"sciontool hook: {dialect}:4:10: responses.X.n: a JSON response cannot carry nan "
+            "(no JSON number is NaN or infinite)\n"
+        )
+
+
 def test_legacy_hook_forms(agent: Agent) -> None:
     assert agent.run("hook", "ask_user", "which", "branch?").returncode == 0
     assert agent.info == {"activity": "waiting_for_input"}

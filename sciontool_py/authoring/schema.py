@@ -56,17 +56,17 @@ def build_schema() -> dict[str, object]:
             "description": "Raw event name = the first non-empty string among these envelope fields.",
         },
         "mappings": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": {"$ref": "#/$defs/mapping"},
             "description": "Raw event name, as the harness sends it -> canonical event.",
         },
         "responses": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": {"type": "object"},
             "description": "Raw event name -> object printed as JSON on stdout for that event.",
         },
         "options": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": False,
             "properties": {key: _option(kind) for key, kind in OPTION_KINDS.items()},
         },
@@ -74,7 +74,7 @@ def build_schema() -> dict[str, object]:
     mapping: dict[str, dict[str, object]] = {
         "event": {"enum": list(EVENTS), "description": "The canonical event."},
         "fields": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": False,
             "properties": {
                 field: {"$ref": "#/$defs/path", "description": f"{field}: {_KIND_TEXT[kind]}"}
