@@ -12,8 +12,8 @@ from sciontool_py.handlers.agent_log import timestamp
 from sciontool_py.handlers.log_level import LEVELS, parse_spec
 
 AT = 1796008365 * 10**9  # 2026-11-30T03:12:45Z
-PROMPT = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the build"}
-TOOL = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
+PROMPT: dict[str, object] = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the build"}
+TOOL: dict[str, object] = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
 
 
 @pytest.mark.parametrize(

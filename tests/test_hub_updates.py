@@ -58,7 +58,12 @@ def status(**fields: object) -> tuple[str, object]:
     return "status", fields
 
 
-def send(agent: Agent, hub: Recorder, envelope: dict[str, object], dialect: str = "claude") -> object:
+Envelope = dict[str, object]
+
+
+def send(
+    agent: Agent, hub: Recorder, envelope: Envelope, dialect: str = "claude"
+) -> list[tuple[str, object]]:
     result = agent.hook(envelope, f"--dialect={dialect}")
     assert (result.returncode, result.stderr) == (0, b""), result.stderr
     return hub.take()
@@ -69,7 +74,7 @@ BLOCKS = [
     {"type": "text", "text": "The build is fixed."},
 ]
 # (envelope, what the hub receives) in the order a Claude Code session sends them.
-CLAUDE_SESSION = [
+CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
     ({"hook_event_name": "SessionStart", "source": "startup"}, [
         status(phase="running", activity="working", status="working", message="Session started")
     ]),
@@ -122,7 +127,7 @@ def test_a_claude_session_reports_what_scion_reports(agent: Agent, hub: Recorder
 def test_response_complete_sends_a_task_summary_and_later_tools_are_wrap_up(
     agent: Agent, hub: Recorder
 ) -> None:
-    done = {"type": "agent-turn-complete", "title": "Renamed the module"}
+    done: Envelope = {"type": "agent-turn-complete", "title": "Renamed the module"}
     assert send(agent, hub, done, "codex") == [
         status(activity="completed", status="completed", taskSummary="Renamed the module")
     ]
@@ -142,7 +147,7 @@ def test_counts_go_in_their_own_update_and_limits_exceeded_is_left_to_scions_ini
     agent: Agent, hub: Recorder
 ) -> None:
     agent.env.update(SCION_MAX_TURNS="2", SCION_MAX_MODEL_CALLS="5")
-    turn = {"hook_event_name": "Stop"}
+    turn: Envelope = {"hook_event_name": "Stop"}
     ready = status(activity="working", status="working", message="Ready")
     assert send(agent, hub, turn) == [ready, status(currentTurns=1, currentModelCalls=0)]
     assert send(agent, hub, turn) == [ready, status(currentTurns=2, currentModelCalls=0)]
