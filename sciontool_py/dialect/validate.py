@@ -286,7 +286,7 @@ class _Checker:
                 if not isinstance(key, str):
                     raise _NotJSON(key_node, f"{where}: {_CANNOT} the key {key!r}, which is not a string")
                 seen.add(key_node.value)
-                out[key] = self.json_value(value_node, f"{where}.{key}")
+                out[key] = self.json_value(value_node, where + _step(key))
             return out
         value = self.value(node)
         problem = _json_problem(value)
@@ -330,6 +330,12 @@ def _json_problem(value: object) -> str:
     if isinstance(value, int):
         return f"{value}: an integer beyond 2^53 does not survive a float64" if abs(value) > 1 << 53 else ""
     return f"a {type(value).__name__}"
+
+
+def _step(key: str) -> str:
+    """A key in a message's path: `.name`, or `['odd key']` quoted (no control characters)."""
+    plain = key and all(c.isalnum() or c in "_-" for c in key)
+    return f".{key}" if plain else f"[{key!r}]"
 
 
 def _is_null(node: yaml.Node) -> bool:
