@@ -53,7 +53,7 @@ Set a sticky status, as core-agent's sciontool_status tool does.
 
 Print the canonical event of each envelope (one JSON document, or JSONL) as
 one JSON line, as Go's json.Marshal writes it; no side effects. Reads stdin
-when no FILE is given.
+when no FILE is given, and for a FILE named -.
 
   --raw                 include the original envelope as data.raw
 {_DIALECT_OPTIONS}
