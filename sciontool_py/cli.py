@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from sciontool_py.errors import SciontoolError
+
+if TYPE_CHECKING:
+    from sciontool_py.harness.base import Scope
 
 app = typer.Typer(
     name="sciontool",
@@ -19,6 +22,11 @@ app = typer.Typer(
 )
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
+harness_app = typer.Typer(
+    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent).",
+    no_args_is_help=True,
+)
+app.add_typer(harness_app, name="harness")
 
 
 def _print_version(value: bool) -> None:
@@ -286,6 +294,82 @@ def dialect_schema(
     from sciontool_py.authoring.schema import schema_text
 
     typer.echo(schema_text(), nl=False)
+
+
+HarnessArg = Annotated[
+    str, typer.Argument(help="claude, gemini, codex, opencode, core-agent or agentino.", show_default=False)
+]
+ProjectOpt = Annotated[
+    Optional[str],
+    typer.Option("--project", metavar="DIR", help="Wire this project folder (the default: the current one)."),
+]
+UserOpt = Annotated[bool, typer.Option("--user", help="Wire the user's own settings instead of a project's.")]
+CommandOpt = Annotated[
+    str,
+    typer.Option(
+        "--command",
+        metavar="PREFIX",
+        help="What runs sciontool in the hooks, e.g. an absolute path; uninstall needs the same.",
+    ),
+]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
+
+
+def _scope(project: str | None, user: bool, command: str, force: bool = False) -> Scope:
+    from sciontool_py.harness.base import Scope
+
+    if user and project is not None:
+        raise SciontoolError("--project and --user exclude each other")
+    return Scope(None if user else (project or "."), command, force)
+
+
+@harness_app.command("install")
+def harness_install(
+    name: HarnessArg,
+    project: ProjectOpt = None,
+    user: UserOpt = False,
+    dry_run: DryRunOpt = False,
+    command: CommandOpt = "sciontool",
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace another program in Codex's notify (it takes one).")
+    ] = False,
+) -> None:
+    """Merge hooks for every event the harness fires and its dialect maps into its settings.
+
+    Other settings and hooks stay as they were; a second run changes nothing; the
+    previous file is kept as FILE.bak.
+    """
+    from sciontool_py.harness import find_harness
+    from sciontool_py.harness.apply import apply
+
+    edits = find_harness(name).install(_scope(project, user, command, force))
+    typer.echo(apply(edits, dry_run), nl=False)
+
+
+@harness_app.command("uninstall")
+def harness_uninstall(
+    name: HarnessArg,
+    project: ProjectOpt = None,
+    user: UserOpt = False,
+    dry_run: DryRunOpt = False,
+    command: CommandOpt = "sciontool",
+) -> None:
+    """Remove exactly the hooks install added (found by their command); nothing else changes."""
+    from sciontool_py.harness import find_harness
+    from sciontool_py.harness.apply import apply
+
+    edits = find_harness(name).uninstall(_scope(project, user, command))
+    typer.echo(apply(edits, dry_run), nl=False)
+
+
+@harness_app.command("show")
+def harness_show(
+    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = "sciontool"
+) -> None:
+    """Print the hook configuration install would merge, and where; writes nothing."""
+    from sciontool_py.harness import find_harness
+
+    typer.echo(find_harness(name).show(_scope(project, user, command)), nl=False)
 
 
 def _command_path(args: list[str]) -> str:
