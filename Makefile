@@ -6,7 +6,7 @@ BASE := $(VENV)/.base-installed# the package and its dependencies: all `make dem
 DEV := $(VENV)/.dev-installed# plus the dev and ADK extras: what tests, lint and bench need
 FLOOR := .venv-floor
 
-.PHONY: demo test test-floor lint bench fuzz clean
+.PHONY: demo test test-floor lint bench fuzz e2e clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,8 @@ demo: $(BASE)
 	@$(BIN)/python examples/demo.py
 
 lint: $(DEV)
-	$(BIN)/ruff check sciontool_py tests benchmarks examples
-	$(BIN)/ruff format --check sciontool_py tests benchmarks examples
+	$(BIN)/ruff check sciontool_py tests benchmarks examples e2e
+	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e
 	$(BIN)/mypy
 
 test: lint
@@ -52,6 +52,12 @@ fuzz: $(DEV)
 bench: $(DEV)
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/python benchmarks/bench.py
+
+# The real harnesses (npm: Claude Code, Gemini CLI, Codex, opencode; about 1 GB in .e2e-cache/,
+# fetched once) wired by `sciontool harness install`, one scripted session each against a fake
+# model on 127.0.0.1. Not part of `make test`. E2E_HARNESSES narrows it, e.g. "claude codex".
+e2e: $(BASE)
+	$(BIN)/python e2e/run.py $(E2E_HARNESSES)
 
 clean:
 	rm -rf $(VENV) $(FLOOR) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,43 +1,26 @@
 // sciontool-bridge: written by `sciontool harness install opencode`; `sciontool harness uninstall
 // opencode` removes it. It turns opencode's bus events and tool hooks into JSON envelopes (the bus
-// type in hook_event_name) and pipes each, in order, to Scion's hook.
-import { spawn } from "node:child_process";
+// type in hook_event_name) and pipes each to Scion's hook.
+import { spawnSync } from "node:child_process";
 
 const COMMAND = __COMMAND__;
 // The names the opencode dialect maps when this file was written; others are not sent.
 const FORWARD = new Set(__FORWARD__);
 const TIMEOUT_MS = 30000;
 
-let queue = Promise.resolve();
-
-function run(envelope) {
-  return new Promise((resolve) => {
-    let child;
-    try {
-      child = spawn(COMMAND[0], COMMAND.slice(1), { stdio: ["pipe", "ignore", "inherit"] });
-    } catch {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
-    child.on("error", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.on("close", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(envelope));
-  });
-}
-
-// One hook at a time, in the order opencode reported them: each changes the agent's status.
+// Synchronous, as other harnesses run their hooks: the events stay in order, and the last one
+// (session.idle) is delivered before `opencode run` exits. A failing hook never breaks opencode.
 function send(envelope) {
-  if (!FORWARD.has(envelope.hook_event_name)) return queue;
-  queue = queue.then(() => run(envelope));
-  return queue;
+  if (!FORWARD.has(envelope.hook_event_name)) return;
+  try {
+    spawnSync(COMMAND[0], COMMAND.slice(1), {
+      input: JSON.stringify(envelope),
+      stdio: ["pipe", "ignore", "inherit"],
+      timeout: TIMEOUT_MS,
+    });
+  } catch {
+    // the hook only observes
+  }
 }
 
 function base(name, sessionID) {
