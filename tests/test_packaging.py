@@ -102,3 +102,17 @@ def test_a_typed_user_script_passes_mypy_strict(tmp_path: Path) -> None:
         text=True,
     )
     assert result.returncode == 0, result.stdout
+
+
+def test_wheel_ships_the_opencode_bridge(tmp_path: Path) -> None:
+    names, site = _wheel_contents(tmp_path)
+    assert "sciontool_py/harness/opencode_bridge.js" in names
+    shown = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "harness", "show", "opencode", "--project", "p"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(site), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "export const SciontoolBridge" in shown.stdout
