@@ -292,8 +292,8 @@ def test_dialects_path_then_harness_file_then_packaged(agent: Agent, tmp_path: P
     agent.hook({"e": "go"}, "--dialect=core-agent")  # the harness bundle replaces the packaged one
     assert agent.info["activity"] == "waiting_for_input"
     listed = agent.run("dialect", "list", **env).stdout.decode().splitlines()
-    assert listed[0] == f"mine\t{search / 'mine' / 'dialect.yaml'}"
-    assert f"core-agent\t{harness / 'dialect.yaml'}" in listed
+    assert listed[0] == f"mine\t{search / 'mine' / 'dialect.yaml'}\tok"
+    assert f"core-agent\t{harness / 'dialect.yaml'}\tok" in listed
 
 
 def test_symlinked_dialect_escaping_the_search_path_is_refused(agent: Agent, tmp_path: Path) -> None:
@@ -410,3 +410,36 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent) -> None:
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.hook" in loaded
     assert not loaded & {"typer", "click", "yaml", "json", "re", "orjson", "urllib.request", "dataclasses"}
+
+
+def test_dialect_list_marks_what_cannot_be_used(agent: Agent, tmp_path: Path) -> None:
+    search = tmp_path / "dialects"
+    _dialect(search, "claude", "tool-start")  # shadows the shipped claude
+    (search / "broken").mkdir()
+    (search / "broken" / "dialect.yaml").write_text("dialect: broken\nmappings: [\n")
+    (search / "renamed").mkdir()
+    (search / "renamed" / "dialect.yaml").write_text("dialect: other\nevent_name_field: e\n")
+    listed = agent.run("dialect", "list", SCION_DIALECTS_PATH=str(search)).stdout.decode().splitlines()
+    rows = {(line.split("\t")[0], line.split("\t")[1]): line.split("\t")[2] for line in listed}
+    assert rows[("claude", str(search / "claude" / "dialect.yaml"))] == "ok"
+    shipped_claude = next(
+        path for name, path in rows if name == "claude" and not path.startswith(str(search))
+    )
+    assert rows[("claude", shipped_claude)] == f"shadowed by {search / 'claude' / 'dialect.yaml'}"
+    assert rows[("broken", str(search / "broken" / "dialect.yaml"))].startswith("invalid: 3:1: invalid YAML")
+    assert rows[("renamed", str(search / "renamed" / "dialect.yaml"))] == "name mismatch: declares 'other'"
+    assert rows[("core-agent", shipped_claude.replace("claude", "core-agent"))] == "ok"
+
+
+def test_normalize_reads_stdin_for_a_dash(agent: Agent, tmp_path: Path) -> None:
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps({"hook_event_name": "agent-end"}) + "\n")
+    result = agent.run("normalize", "--dialect=core-agent", str(log), "-", stdin=TOOL_START)
+    names = [json.loads(line)["name"] for line in result.stdout.splitlines()]
+    assert (result.returncode, names) == (0, ["agent-end", "tool-start"])
+
+
+def test_emit_help_fits_80_columns_without_cutting(agent: Agent) -> None:
+    text = agent.run("emit", "--help", COLUMNS="80").stdout.decode()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "…" not in text and "--model-start-on-final-text" in text and "narrowed only by --deny" in text

@@ -14,7 +14,8 @@ from sciontool_py.dialect.validate import MAPPING_KEYS, OPTION_KINDS, TOP_LEVEL_
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-# The modeline a dialect file carries to use the schema (committed as schema/dialect.schema.json).
+# The modeline a dialect file carries to use the schema: dialects/dialect.schema.json, shipped
+# in the package beside the dialects, so the shipped files point at ../dialect.schema.json.
 MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 # What validate.path_segments accepts: no surrounding whitespace, an optional

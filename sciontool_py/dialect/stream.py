@@ -125,12 +125,13 @@ def normalize_stream(
 
 
 def normalize_files(spec: DialectSpec, files: list[str], include_raw: bool) -> None:
-    """normalize_stream over each file, or stdin when there are none, to stdout."""
+    """normalize_stream over each file (`-` or none: stdin), to stdout."""
     out = sys.stdout.buffer
     codec = default_codec()
-    if not files:
-        normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, include_raw, codec)
-    for path in files:
+    for path in files or ["-"]:
+        if path == "-":
+            normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, include_raw, codec)
+            continue
         try:
             stream = open(path, "rb")  # noqa: SIM115 - closed below; open errors are the user's
         except OSError as exc:

@@ -52,7 +52,8 @@ class Problem:
 
     def __str__(self) -> str:
         prefix = "" if self.severity == "error" else "warning: "
-        return f"{self.path}:{self.line}:{self.col}: {prefix}{self.message}"
+        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path  # line 0: the whole file
+        return f"{where}: {prefix}{self.message}"
 
 
 class _NoAliasLoader(Yaml12Loader):
