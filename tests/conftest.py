@@ -48,6 +48,8 @@ class Agent:
             "SCION_AUTH_TOKEN",
             "SCION_MAX_TURNS",
             "SCION_MAX_MODEL_CALLS",
+            "SCION_LOG_LEVEL",
+            "SCION_DEBUG",
         ):
             self.env.pop(name, None)
 

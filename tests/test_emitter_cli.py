@@ -152,7 +152,7 @@ def test_withhold_keeps_a_variable_from_the_hooks(tmp_path: Path) -> None:
 def test_bad_input_is_one_line_and_exit_1(args: list[str], stdin: str, message: str) -> None:
     result = emit(*args, stdin=stdin)
     assert result.returncode == 1
-    assert result.stderr.startswith(f"sciontool: {message}")
+    assert result.stderr.startswith(f"sciontool emit: {message}")
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
 
@@ -163,7 +163,7 @@ def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
     result = emit("agent-end", "--config", str(config))
     assert result.returncode == 1
     assert result.stderr == (
-        f'sciontool: {config}: hooks: unknown event "tool-strat" '
+        f'sciontool emit: {config}: hooks: unknown event "tool-strat" '
         "(valid: [tool-start tool-end model-start agent-end])\n"
     )
 

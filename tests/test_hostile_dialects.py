@@ -126,8 +126,9 @@ def test_scaffold_on_deep_or_surrogate_json_is_one_line(tmp_path: Path, depth: i
         assert sciontool("dialect", "test", str(tmp_path / "out" / "probe")).returncode == 0
     else:
         assert result.returncode == 1
-        assert result.stderr == f"sciontool: {log}:1: invalid JSON: nested too deeply\n" or result.stderr == (
-            f"sciontool: {log}:1: not JSON: nested too deeply\n"
+        assert result.stderr in (
+            f"sciontool dialect scaffold: {log}:1: invalid JSON: nested too deeply\n",
+            f"sciontool dialect scaffold: {log}:1: not JSON: nested too deeply\n",
         )
 
 

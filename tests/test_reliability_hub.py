@@ -146,7 +146,7 @@ def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, 
         FAILED + "gave up after 3 attempts within the time budget of 3s: hub returned error 500: "
         '{"error": "no", "token": "[redacted]"}'
     ]
-    assert "[sciontool] ERROR: hub status update failed event=tool-start" in stderr
+    assert stderr == ""  # quiet, as Scion's hook: the failure is in agent.log
 
 
 def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, hub: Hub) -> None:
@@ -155,7 +155,7 @@ def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, h
     assert len(hub.requests) == 1
     [error] = hub_errors(hub_agent)
     assert error == FAILED + 'hub returned error 403: {"error": "no", "token": "[redacted]"}'
-    assert '"token": "[redacted]"' in stderr
+    assert stderr == ""
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import os
 import time
 
 from sciontool_py.console import cut, escape_controls, write_stderr
+from sciontool_py.handlers import log_level
 from sciontool_py.handlers.files import SCION_HOME, append
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 
 FALLBACK_FOLDER = "/tmp"
 FALLBACK_LOG = "/tmp/agent.log"
+_quiet = False  # hook and status: no mirror on stderr, which the harness captures
 _TAGS = {
     "session-start": "starting",
     "pre-start": "starting",
@@ -54,7 +56,7 @@ def log_folder(home: str) -> str:
 def describe(event: CanonicalEvent) -> tuple[str, str]:
     """The (tag, message) of an event's log line."""
     name = event.name
-    tag = _TAGS.get(name, "idle")
+    tag = _TAGS.get(name, "working")
     if name in _FIXED:
         return tag, _FIXED[name]
     if name in _WITH_FIELD:
@@ -69,17 +71,39 @@ def describe(event: CanonicalEvent) -> tuple[str, str]:
     return tag, f"Event: {cut(event.raw_name)}"
 
 
+def _encode(line: str) -> bytes:
+    return line.encode("utf-8", "surrogateescape")
+
+
+def set_quiet(quiet: bool) -> None:
+    """Stop (or restart) mirroring lines to stderr, as Scion's hook and status do."""
+    global _quiet
+    _quiet = quiet
+
+
+def timestamp(ns: int) -> str:
+    """UTC RFC 3339 with nanoseconds, trailing zeros trimmed (Go's time.RFC3339Nano)."""
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    if fraction:
+        stamp += "." + f"{fraction:09d}".rstrip("0")
+    return stamp + "Z"
+
+
 def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
-    """Append one line, and mirror it to stderr as Scion does.
+    """Append one line at level (INFO, WARN, ERROR, DEBUG) unless SCION_LOG_LEVEL filters it
+    out, and mirror it to stderr unless quiet.
 
     One call is one line: control characters in the message are escaped.
     agent.log is used only when it is a single-link regular file reached
     without a symlink, else /tmp/agent.log under the same rule, else the line
     is dropped; stderr is written without waiting. Never raises.
     """
+    if not log_level.enabled(level, tag):
+        return
     tag_part = f" [{escape_controls(tag)}]" if tag else ""
     message = escape_controls(message)
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    stamp = timestamp(time.time_ns())
     line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
     folder = log_folder(home)
     try:
@@ -94,8 +118,5 @@ def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
             append(FALLBACK_FOLDER, "agent.log", _encode(f"{stamp} {warning}\n") + line)
         except OSError:
             pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
-    write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
-
-
-def _encode(line: str) -> bytes:
-    return line.encode("utf-8", "surrogateescape")
+    if not _quiet:
+        write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")

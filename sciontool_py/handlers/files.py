@@ -152,17 +152,17 @@ def regular_size(root: str, rel: str) -> int | None:
 def read_json_file(root: str, rel: str) -> tuple[dict[str, object], str]:
     """The object in a JSON state file, and why the file was not usable ('' when it was, or is missing).
 
-    Decoded as Go decodes it (nesting up to Go's 10 000 levels); anything
-    that is not a JSON object comes back empty, with the reason.
+    Decoded as Go decodes it (a bad byte as U+FFFD, nesting up to Go's 10 000
+    levels); anything that is not a JSON object comes back empty, with the reason.
     """
     try:
         data = read_bytes(root, rel)
         if data is None:
             return {}, ""
-        value = gojson.loads(data.decode("utf-8"), go_depth=True)
+        value = gojson.loads(gojson.decode_utf8(data), go_depth=True)
     except OSError as exc:
         return {}, f"reading {failure(exc)}"
-    except ValueError as exc:  # JSONError, or bytes that are not UTF-8
+    except gojson.JSONError as exc:
         return {}, f"parsing {os.path.join(root, rel)}: {exc}"
     if not isinstance(value, dict):
         return {}, f"parsing {os.path.join(root, rel)}: not a JSON object"
@@ -213,6 +213,12 @@ def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644) -> N
                 _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
             except _Terminated:  # signal.signal runs a handler still pending: the file is complete
                 _die_of_sigterm()
+
+
+def write_file(path: str, data: str | bytes, mode: int = 0o644) -> None:
+    """write_atomic for a path whose folders are taken as given (a harness's settings, a fixture)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    write_atomic(folder, name, data, mode)
 
 
 def append(root: str, rel: str, data: bytes, mode: int = 0o644) -> None:
