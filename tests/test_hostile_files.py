@@ -131,7 +131,10 @@ def test_hard_links_to_files_outside_home_are_refused_or_replaced(machine: Machi
 
 def test_hard_links_at_the_old_predictable_temp_names_are_never_written(machine: Machine) -> None:
     # The old writer used .agent-info-<pid>.tmp: plant a link at the next few hundred pids.
-    last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+    last_pid = Path("/proc/sys/kernel/ns_last_pid")
+    if not last_pid.exists():
+        pytest.skip("needs /proc/sys/kernel/ns_last_pid to know the next pids")
+    last = int(last_pid.read_text())
     planted = [f".agent-info-{pid}.tmp" for pid in range(last + 1, last + 300)]
     for name in planted:
         os.link(machine.secret_file, machine.home / name)
