@@ -1,17 +1,62 @@
-"""Shared helpers: run the real `sciontool` in a throwaway HOME."""
+"""Shared helpers: run the real `sciontool` in a throwaway HOME, or call its modules in-process
+with HOME pointed at one; a real HTTP hub on 127.0.0.1; events and log lines."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from sciontool_py.event import CanonicalEvent
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+# The environment that changes what the hook does; no test may inherit it from the caller.
+SCION_VARIABLES = (
+    "SCION_DIALECTS_PATH",
+    "SCION_HUB_ENDPOINT",
+    "SCION_HUB_URL",
+    "SCION_AGENT_ID",
+    "SCION_AUTH_TOKEN",
+    "SCION_MAX_TURNS",
+    "SCION_MAX_MODEL_CALLS",
+)
+# One agent.log line as Scion's tools write it.
+LOG_LINE = re.compile(
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[(?P<level>[A-Z]+)\]"
+    r"(?: \[(?P<tag>[^]]+)\])? (?P<msg>.*)$"
+)
+
+
+def event(name: str, raw_name: str = "", dialect: str = "core-agent", **data: object) -> CanonicalEvent:
+    """A canonical event as a dialect would produce it (raw name defaults to the name)."""
+    return CanonicalEvent(name, raw_name or name, dialect, data, {})
+
+
+def log_entries(home: Path) -> list[tuple[str, str | None, str]]:
+    """(level, tag or None, message) of each agent.log line in home; [] when there is no log."""
+    path = home / "agent.log"
+    if not path.exists():
+        return []
+    entries = []
+    for line in path.read_text(errors="surrogateescape").splitlines():
+        match = LOG_LINE.match(line)
+        assert match, f"not an agent.log line: {line!r}"
+        entries.append((match["level"], match["tag"], match["msg"]))
+    return entries
+
+
+def read_info(home: Path) -> dict[str, object]:
+    return json.loads((home / "agent-info.json").read_text())  # type: ignore[no-any-return]
 
 
 def sciontool(
@@ -38,15 +83,7 @@ class Agent:
             "HOME": str(home),
             "SCIONTOOL_CACHE_DIR": str(cache),
         }
-        for name in (
-            "SCION_DIALECTS_PATH",
-            "SCION_HUB_ENDPOINT",
-            "SCION_HUB_URL",
-            "SCION_AGENT_ID",
-            "SCION_AUTH_TOKEN",
-            "SCION_MAX_TURNS",
-            "SCION_MAX_MODEL_CALLS",
-        ):
+        for name in SCION_VARIABLES:
             self.env.pop(name, None)
 
     def run(
@@ -86,3 +123,69 @@ def agent(tmp_path: Path) -> Agent:
     home = tmp_path / "home"
     home.mkdir()
     return Agent(home, tmp_path / "cache")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temp HOME for in-process calls: the environment of the `agent` fixture, in this process."""
+    if os.path.isdir("/home/scion"):
+        pytest.skip("/home/scion exists: Scion's rule sends agent.log there")
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("SCIONTOOL_CACHE_DIR", str(tmp_path / "cache"))
+    for name in SCION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return folder
+
+
+class HubRequest:
+    def __init__(self, path: str, headers: dict[str, str], body: bytes) -> None:
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.at = time.monotonic()
+
+
+class HubServer(http.server.ThreadingHTTPServer):
+    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last repeats)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HubHandler)
+        self.replies = [200]
+        self.requests: list[HubRequest] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _HubHandler(http.server.BaseHTTPRequestHandler):
+    server: HubServer
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        hub = self.server
+        hub.requests.append(HubRequest(self.path, dict(self.headers.items()), body))
+        code = hub.replies[min(len(hub.requests), len(hub.replies)) - 1]
+        # A careless hub echoes the credential it was sent: the client must redact it.
+        reply = json.dumps({"error": "no", "token": self.headers.get("X-Scion-Agent-Token")}).encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hub() -> Iterator[HubServer]:
+    server = HubServer()
+    # A short poll: shutdown() waits for the loop to notice, once per test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
