@@ -239,6 +239,11 @@ def run(args: list[str]) -> int:
         # Click's errors (typer vendors click, so match by shape, not class).
         if not hasattr(exc, "format_message"):
             raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # A group named without a command (`sciontool dialect`): its help is the answer,
+            # as for `sciontool` alone. Rich help is already printed; plain help is the message.
+            sys.stdout.write(exc.format_message())
+            return 0
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "sciontool"
         hint = f" (see '{where} --help')" if ctx is not None else ""

@@ -34,6 +34,12 @@ def test_help_lists_every_command(capsys: Captured, args: list[str]) -> None:
         assert command in out
 
 
+def test_a_group_without_a_command_shows_its_help(capsys: Captured) -> None:
+    code, out, err = run(capsys, "dialect")
+    assert (code, err) == (0, "")  # as `sciontool` alone: help, and no empty error line
+    assert "Usage: sciontool dialect" in out and "scaffold" in out
+
+
 @pytest.mark.parametrize("args", [["dialect", "-h"], ["dialect", "check", "--help"], ["emit", "-h"]])
 def test_help_on_subcommands(capsys: Captured, args: list[str]) -> None:
     code, out, _ = run(capsys, *args)
