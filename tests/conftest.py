@@ -4,6 +4,7 @@ with HOME pointed at one; a real HTTP hub on 127.0.0.1; events and log lines."""
 from __future__ import annotations
 
 import http.server
+import io
 import json
 import os
 import re
@@ -11,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,36 @@ def sciontool(
         timeout=60,
         env=env,
     )
+
+
+class Ran:
+    """What a command did, in the shape of subprocess.CompletedProcess (text)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+CliHere = Callable[..., Ran]
+
+
+@pytest.fixture
+def cli_here(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CliHere:
+    """`sciontool ARGS` through the typer app in this process: `cli_here(*args, stdin="")`.
+
+    For tests of what a command does; the process boundary itself is proven with `sciontool()`.
+    """
+    from sciontool_py import cli
+
+    def run(*args: str, stdin: str = "") -> Ran:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        capsys.readouterr()
+        code = cli.run(list(args))
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 class Agent:
