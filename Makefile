@@ -20,7 +20,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check sciontool_py tests benchmarks examples
 	$(BIN)/mypy
 
+# Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
+# processes, and with PYTHONDONTWRITEBYTECODE set each would compile the package anew.
 test: lint
+	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/pytest
 
 # The Hypothesis fuzz targets at length (make test runs them briefly).

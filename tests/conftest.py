@@ -31,6 +31,10 @@ SCION_VARIABLES = (
     "SCION_MAX_TURNS",
     "SCION_MAX_MODEL_CALLS",
 )
+# Under xdist, tests that assert how long something takes, and the test that floods both
+# cores with 200 processes, share one worker: run side by side, the flood would push the
+# others past their bounds. The rest of the suite runs on the other workers meanwhile.
+TIMED = pytest.mark.xdist_group("timed")
 # One agent.log line as Scion's tools write it.
 LOG_LINE = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[(?P<level>[A-Z]+)\]"

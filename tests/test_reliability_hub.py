@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Agent, HubServer
+from conftest import TIMED, Agent, HubServer
+
+pytestmark = TIMED
 
 TOKEN = "tok-3f9a1c7e5b2d4680"
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grep", "tool_input": {"q": "x"}}
