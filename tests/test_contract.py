@@ -41,7 +41,7 @@ def write(path: Path, data: object) -> Path:
     return path
 
 
-def test_a_fixture_decodes_its_envelope_as_go_does(tmp_path: Path) -> None:
+def test_a_fixture_decodes_its_envelope_as_go_does(home: Path, tmp_path: Path) -> None:
     fixture = load_fixture(str(write(tmp_path / "tool-start.json", TOOL_START)))
     assert fixture.name == "tool-start"
     assert fixture.envelope == {"hook_event_name": "tool-start", "tool_name": "ls", "tool_input": {"d": 1.0}}
@@ -107,7 +107,9 @@ def test_fixture_files_are_found_recursively_sorted_without_schemas(tmp_path: Pa
         ),
     ],
 )
-def test_each_difference_is_one_line_naming_the_field(tmp_path: Path, edit: object, lines: list[str]) -> None:
+def test_each_difference_is_one_line_naming_the_field(
+    home: Path, tmp_path: Path, edit: object, lines: list[str]
+) -> None:
     data = json.loads(json.dumps(TOOL_START))
     edit(data["expect"])  # type: ignore[operator]
     fixture = load_fixture(str(write(tmp_path / "f.json", data)))
@@ -130,7 +132,7 @@ def test_true_is_not_one(tmp_path: Path) -> None:
     assert differences(dialect, fixture) == ["data.success: expected 1, got true"]
 
 
-def test_a_response_is_checked_only_when_the_fixture_names_one(tmp_path: Path) -> None:
+def test_a_response_is_checked_only_when_the_fixture_names_one(home: Path, tmp_path: Path) -> None:
     chooser = DialectChooser()
     source = FIXTURES / "nested-paths" / "nested-object-payload.json"
     folder = tmp_path / "nested-paths"
@@ -148,7 +150,7 @@ def test_a_response_is_checked_only_when_the_fixture_names_one(tmp_path: Path) -
     assert check_fixture(chooser, str(fixture)) == []
 
 
-def test_normalization_failure_is_a_difference(tmp_path: Path) -> None:
+def test_normalization_failure_is_a_difference(home: Path, tmp_path: Path) -> None:
     fixture = load_fixture(str(write(tmp_path / "f.json", {"envelope": {"tool_name": "x"}, "expect": {}})))
     [line] = differences(find_dialect("core-agent"), fixture)
     assert line.startswith("normalization failed: ") and "[hook_event_name] missing or empty" in line
