@@ -2,22 +2,30 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.base-installed# the package and its dependencies: all `make demo` needs
+DEV := $(VENV)/.dev-installed# plus the dev and ADK extras: what tests, lint and bench need
+FLOOR := .venv-floor
 
-.PHONY: demo test lint bench fuzz clean
+.PHONY: demo test test-floor lint bench fuzz e2e clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
+
+$(BASE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,adk]'
-	touch $(STAMP)
+	touch $@ $(BASE)
 
-demo: $(STAMP)
+demo: $(BASE)
 	@$(BIN)/python examples/demo.py
 
-lint: $(STAMP)
-	$(BIN)/ruff check sciontool_py tests benchmarks examples
-	$(BIN)/ruff format --check sciontool_py tests benchmarks examples
+lint: $(DEV)
+	$(BIN)/ruff check sciontool_py tests benchmarks examples e2e
+	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e
 	$(BIN)/mypy
 
 # Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
@@ -26,16 +34,33 @@ test: lint
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/pytest
 
+# The CLI smoke tests against the oldest versions pyproject.toml allows (CI runs it after `make test`).
+$(FLOOR)/.installed: pyproject.toml tests/floor_constraints.py
+	$(PYTHON) -m venv $(FLOOR)
+	$(PYTHON) tests/floor_constraints.py > $(FLOOR)/constraints.txt
+	$(FLOOR)/bin/python -m pip install -q -c $(FLOOR)/constraints.txt -e . pytest
+	touch $@
+
+test-floor: $(FLOOR)/.installed
+	$(FLOOR)/bin/python -m pip list --format=freeze | grep -i -E '^(typer|pyyaml|orjson|click)=='
+	$(FLOOR)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cli_smoke.py
+
 # The Hypothesis fuzz targets at length (make test runs them briefly).
 FUZZ_EXAMPLES ?= 20000
-fuzz: $(STAMP)
+fuzz: $(DEV)
 	SCIONTOOL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -m fuzz -q
 
 # Byte-compile first: an editable install has no .pyc files when PYTHONDONTWRITEBYTECODE is
 # set, and compiling every module on every call is not what an installed wheel pays.
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/python benchmarks/bench.py
 
+# The real harnesses (npm: Claude Code, Gemini CLI, Codex, opencode; about 1 GB in .e2e-cache/,
+# fetched once) wired by `sciontool harness install`, one scripted session each against a fake
+# model on 127.0.0.1. Not part of `make test`. E2E_HARNESSES narrows it, e.g. "claude codex".
+e2e: $(BASE)
+	$(BIN)/python e2e/run.py $(E2E_HARNESSES)
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLOOR) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

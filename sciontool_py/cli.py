@@ -3,22 +3,51 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from sciontool_py.errors import SciontoolError
 
+if TYPE_CHECKING:
+    from sciontool_py.harness.base import Scope
+
 app = typer.Typer(
     name="sciontool",
-    help="Scion's agent hook pipe, both ends: receive envelopes as Scion does, send them as core-agent does.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain click help: it wraps at the terminal width instead of cutting
 )
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
+harness_app = typer.Typer(
+    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent).",
+    no_args_is_help=True,
+)
+app.add_typer(harness_app, name="harness")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from sciontool_py import __version__
+
+        typer.echo(f"sciontool {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Scion's agent hook pipe, both ends: receive envelopes as Scion does, send them as core-agent does."""
+
 
 DialectOpt = Annotated[
     Optional[str], typer.Option("--dialect", help="Dialect name (default: claude, as in Scion).")
@@ -43,25 +72,29 @@ def _fast(command: str, args: list[str] | None) -> None:
     raise typer.Exit(fastpath.run(command, args or []))
 
 
-@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+@app.command(
+    context_settings=_PASS_THROUGH, add_help_option=False, short_help="Receive one envelope: Scion's hook."
+)
 def hook(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
-    """Read one envelope on stdin, update the agent's status files as Scion does."""
+    """Receive one envelope on stdin and update the agent's status as Scion does."""
     _fast("hook", args)
 
 
-@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+@app.command(context_settings=_PASS_THROUGH, add_help_option=False, short_help="Set a sticky status.")
 def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
-    """Set a sticky status (what core-agent's sciontool_status tool calls)."""
+    """Set a sticky status: ask_user, blocked, task_completed, limits_exceeded."""
     _fast("status", args)
 
 
-@app.command(context_settings=_PASS_THROUGH, add_help_option=False)
+@app.command(
+    context_settings=_PASS_THROUGH, add_help_option=False, short_help="Envelopes in, canonical events out."
+)
 def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
-    """Print the canonical event of each envelope, one JSON line each; no side effects."""
+    """Envelopes in, canonical event lines out (JSONL); no side effects."""
     _fast("normalize", args)
 
 
-@app.command()
+@app.command(short_help="Send envelopes as core-agent does.")
 def emit(
     event: Annotated[
         Optional[str], typer.Argument(help="tool-start, tool-end, model-start or agent-end.")
@@ -99,10 +132,14 @@ def emit(
         typer.Option(metavar="NAME", help="With --config: keep this environment variable from hooks."),
     ] = None,
     model_start_on_final_text: Annotated[
-        bool, typer.Option(help="Let non-partial text fire model-start (non-streaming agents).")
+        bool,
+        typer.Option(
+            "--model-start-on-final-text",
+            help="Let non-partial text fire model-start (non-streaming agents).",
+        ),
     ] = False,
 ) -> None:
-    """Send hook envelopes as core-agent does: print them one per line, or run hooks with --config.
+    """Send hook envelopes as core-agent does; print them, or run hooks with --config.
 
     Printed output pipes into `sciontool hook --dialect=core-agent`. A failing
     hook is one line on stderr and does not change the exit status.
@@ -125,11 +162,14 @@ def emit(
 
 @dialect_app.command("list")
 def dialect_list() -> None:
-    """Every dialect found, in lookup order: name and source file."""
-    from sciontool_py.dialect.discover import list_dialects
+    """Every dialect file on the lookup path, in lookup order: name, file and status.
 
-    for name, path in list_dialects():
-        typer.echo(f"{name}\t{path}")
+    Status: ok; invalid: FIRST ERROR; name mismatch: declares X; shadowed by PATH.
+    """
+    from sciontool_py.dialect.discover import dialect_entries
+
+    for name, path, status in dialect_entries():
+        typer.echo(f"{name}\t{path}\t{status}")
 
 
 @dialect_app.command("show")
@@ -143,7 +183,7 @@ def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> 
     typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
 
 
-@dialect_app.command("check")
+@dialect_app.command("check", short_help="Validate dialect files (file:line:col).")
 def dialect_check(
     paths: Annotated[list[str], typer.Argument(help="dialect.yaml files, or folders holding one.")],
     fixtures: Annotated[
@@ -166,36 +206,58 @@ def dialect_check(
     raise typer.Exit(1 if errors else 0)
 
 
-@dialect_app.command("test")
+@dialect_app.command("test", short_help="Run fixtures against dialects.")
 def dialect_test(
     fixtures: Annotated[list[str], typer.Argument(help="Fixture files or folders.")],
     dialect: Annotated[
         Optional[str], typer.Option("--dialect", help="Test every fixture against this dialect.")
     ] = None,
     dialect_file: DialectFileOpt = None,
+    update: Annotated[
+        bool,
+        typer.Option(
+            "--update", help="Write what the dialect produces now into each differing fixture's expect."
+        ),
+    ] = False,
 ) -> None:
     """Run fixtures through normalization and the response lookup; print a diff per failure.
 
     Without --dialect or --dialect-file, each folder uses its own dialect.yaml,
-    else the dialect named like the folder.
+    else the dialect named like the folder. With --update, each fixture that
+    differs is rewritten (its envelope untouched) and the changes are shown.
     """
-    from sciontool_py.contract import DialectChooser, check_fixture, failure_report, fixture_files
+    from sciontool_py.contract import (
+        DialectChooser,
+        check_fixture,
+        failure_report,
+        fixture_files,
+        update_fixture,
+    )
 
     chooser = DialectChooser(dialect, dialect_file)
     files = fixture_files(fixtures)
     if not files:
         raise SciontoolError(f"no fixtures (*.json) in {' '.join(fixtures)}")
-    failed = 0
+    failed = updated = 0
     for path in files:
+        if update:
+            changes = update_fixture(chooser, path)
+            if changes:
+                updated += 1
+                typer.echo(failure_report(path, changes, verb="UPDATED"))
+            continue
         problems = check_fixture(chooser, path)
         if problems:
             failed += 1
             typer.echo(failure_report(path, problems))
+    if update:
+        typer.echo(f"{len(files) - updated} unchanged, {updated} updated")
+        return
     typer.echo(f"{len(files) - failed} passed, {failed} failed")
     raise typer.Exit(1 if failed else 0)
 
 
-@dialect_app.command("scaffold")
+@dialect_app.command("scaffold", short_help="Start a dialect from recorded envelopes.")
 def dialect_scaffold(
     name: Annotated[str, typer.Argument(help="Name of the new dialect.")],
     log: Annotated[
@@ -212,15 +274,122 @@ def dialect_scaffold(
     write(result, force)
     for path in result.files:
         typer.echo(f"wrote {path}")
-    typer.echo(f"{result.mapped} raw events mapped, {result.todo} left as TODO")
+    typer.echo(f"{_count(result.mapped, 'raw event')} mapped, {result.todo} left as TODO")
 
 
 @dialect_app.command("schema")
-def dialect_schema() -> None:
+def dialect_schema(
+    path: Annotated[
+        bool, typer.Option("--path", help="Print where the installed schema file is, for a $schema line.")
+    ] = False,
+) -> None:
     """Print the JSON Schema of dialect.yaml (draft 2020-12)."""
+    if path:
+        import os
+
+        from sciontool_py.dialect.discover import packaged_dir
+
+        typer.echo(os.path.join(packaged_dir(), "dialect.schema.json"))
+        return
     from sciontool_py.authoring.schema import schema_text
 
     typer.echo(schema_text(), nl=False)
+
+
+HarnessArg = Annotated[
+    str, typer.Argument(help="claude, gemini, codex, opencode, core-agent or agentino.", show_default=False)
+]
+ProjectOpt = Annotated[
+    Optional[str],
+    typer.Option("--project", metavar="DIR", help="Wire this project folder (the default: the current one)."),
+]
+UserOpt = Annotated[bool, typer.Option("--user", help="Wire the user's own settings instead of a project's.")]
+CommandOpt = Annotated[
+    str,
+    typer.Option(
+        "--command",
+        metavar="PREFIX",
+        help="What runs sciontool in the hooks, e.g. an absolute path; uninstall needs the same.",
+    ),
+]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
+
+
+def _scope(project: str | None, user: bool, command: str, force: bool = False) -> Scope:
+    from sciontool_py.harness.base import Scope
+
+    if user and project is not None:
+        raise SciontoolError("--project and --user exclude each other")
+    return Scope(None if user else (project or "."), command, force)
+
+
+@harness_app.command("install")
+def harness_install(
+    name: HarnessArg,
+    project: ProjectOpt = None,
+    user: UserOpt = False,
+    dry_run: DryRunOpt = False,
+    command: CommandOpt = "sciontool",
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace another program in Codex's notify (it takes one).")
+    ] = False,
+) -> None:
+    """Merge hooks for every event the harness fires and its dialect maps into its settings.
+
+    Other settings and hooks stay as they were; a second run changes nothing; the
+    previous file is kept as FILE.bak.
+    """
+    from sciontool_py.harness import find_harness
+    from sciontool_py.harness.apply import apply
+
+    edits = find_harness(name).install(_scope(project, user, command, force))
+    typer.echo(apply(edits, dry_run), nl=False)
+
+
+@harness_app.command("uninstall")
+def harness_uninstall(
+    name: HarnessArg,
+    project: ProjectOpt = None,
+    user: UserOpt = False,
+    dry_run: DryRunOpt = False,
+    command: CommandOpt = "sciontool",
+) -> None:
+    """Remove exactly the hooks install added (found by their command); nothing else changes."""
+    from sciontool_py.harness import find_harness
+    from sciontool_py.harness.apply import apply
+
+    edits = find_harness(name).uninstall(_scope(project, user, command))
+    typer.echo(apply(edits, dry_run), nl=False)
+
+
+@harness_app.command("show")
+def harness_show(
+    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = "sciontool"
+) -> None:
+    """Print the hook configuration install would merge, and where; writes nothing."""
+    from sciontool_py.harness import find_harness
+
+    typer.echo(find_harness(name).show(_scope(project, user, command)), nl=False)
+
+
+def _command_path(args: list[str]) -> str:
+    """`sciontool dialect check` for ["dialect", "check", ...]: the prefix of the command's errors."""
+    words = ["sciontool"]
+    group: typer.Typer | None = app
+    for arg in args:
+        if group is None:
+            break
+        commands = {c.name or (c.callback.__name__ if c.callback else "") for c in group.registered_commands}
+        groups = {g.name: g.typer_instance for g in group.registered_groups}
+        if arg in commands:
+            words.append(arg)
+            group = None
+        elif arg in groups:
+            words.append(arg)
+            group = groups[arg]
+        elif not arg.startswith("-"):
+            break
+    return " ".join(words)
 
 
 def run(args: list[str]) -> int:
@@ -233,7 +402,7 @@ def run(args: list[str]) -> int:
         return 1
     except SciontoolError as exc:
         message = " ".join(str(exc).split("\n"))
-        sys.stderr.write(f"sciontool: {message}\n")
+        sys.stderr.write(f"{_command_path(args)}: {message}\n")
         return 1
     except Exception as exc:
         # Click's errors (typer vendors click, so match by shape, not class).

@@ -9,6 +9,7 @@ with ``default_codec()``; tests pass either explicitly and compare.
 from __future__ import annotations
 
 from sciontool_py import gojson
+from sciontool_py.assistant import AssistantContent
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -23,8 +24,9 @@ class GoCodec:
     name = "gojson"
 
     def loads(self, data: bytes) -> object:
-        """Decode one JSON document; ValueError (a JSONError, or bad UTF-8) when Go would refuse it."""
-        return gojson.loads(data.decode("utf-8"))
+        """Decode one JSON document as Go does (a byte of bad UTF-8 is U+FFFD); JSONError
+        when Go would refuse it."""
+        return gojson.loads(gojson.decode_utf8(data))
 
     def marshal(self, value: object) -> str:
         """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""
@@ -43,6 +45,8 @@ def _scalar(value: object) -> str:
         return "false"
     if isinstance(value, int):
         return str(value)  # token counts are int64 in Go
+    if isinstance(value, AssistantContent):  # the one struct among the fields
+        return value.to_json(gojson.dumps)
     return gojson.dumps(value)
 
 
@@ -104,6 +108,8 @@ class OrjsonCodec(GoCodec):
         return text
 
     def fields(self, data: dict[str, object]) -> bytes:
+        if "assistant_content" in data:  # a struct orjson cannot write (rare: agent-end only)
+            return GoCodec.fields(self, data)
         out: bytes = self._dumps(data)
         for value in data.values():
             if value.__class__ is str and (

@@ -133,9 +133,37 @@ def check_fixture(chooser: DialectChooser, path: str) -> list[str]:
         return [str(exc)]
 
 
-def failure_report(path: str, problems: list[str]) -> str:
+def failure_report(path: str, problems: list[str], verb: str = "FAIL") -> str:
     """`FAIL path` then one indented line per difference."""
-    return "\n".join([f"FAIL {path}", *(f"    {p}" for p in problems)])
+    return "\n".join([f"{verb} {path}", *(f"    {p}" for p in problems)])
+
+
+def update_fixture(chooser: DialectChooser, path: str) -> list[str]:
+    """Write what the dialect produces now into the fixture's expect (and response); returns
+    the differences it had (empty: the file is left untouched). Only the fixture's own
+    problems (a bad file, a dialect that cannot be found) raise."""
+    fixture = load_fixture(path)
+    spec = chooser.spec_for(path)
+    problems = differences(spec, fixture)
+    if not problems:
+        return []
+    try:
+        got, response = actual(spec, fixture)
+    except SciontoolError as exc:
+        raise FixtureError(f"{path}: cannot update: normalization failed: {exc}") from None
+    with open(path, encoding="utf-8") as handle:
+        document = json.load(handle)  # the envelope stays as recorded, key order kept
+    document["expect"] = got
+    if "response" in document or response is not None:
+        document["response"] = response
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    from sciontool_py.handlers.files import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise FixtureError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return problems
 
 
 def actual(spec: DialectSpec, fixture: Fixture) -> tuple[dict[str, object], object]:

@@ -24,7 +24,7 @@ _DIALECT_OPTIONS = """\
   -h, --help            show this message and exit"""
 HOOK_USAGE = (
     "usage: sciontool hook [--dialect NAME | --dialect-file PATH] "
-    "[ask_user|task_completed [MESSAGE...] | EVENT_NAME]"
+    "[ask_user|task_completed [MESSAGE...] | EVENT_NAME | JSON]"
 )
 STATUS_USAGE = "usage: sciontool status TYPE [MESSAGE...]"
 NORMALIZE_USAGE = "usage: sciontool normalize [--dialect NAME | --dialect-file PATH] [--raw] [FILE...]"
@@ -38,6 +38,7 @@ error; never 2.
 
   ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
   EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+  JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
 {_DIALECT_OPTIONS}
 """,
@@ -53,7 +54,7 @@ Set a sticky status, as core-agent's sciontool_status tool does.
 
 Print the canonical event of each envelope (one JSON document, or JSONL) as
 one JSON line, as Go's json.Marshal writes it; no side effects. Reads stdin
-when no FILE is given.
+when no FILE is given, and for a FILE named -.
 
   --raw                 include the original envelope as data.raw
 {_DIALECT_OPTIONS}
@@ -100,9 +101,10 @@ def parse_args(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tupl
 
 
 def hook_command(args: list[str]) -> None:
-    from sciontool_py import gojson
+    from sciontool_py.handlers import agent_log
     from sciontool_py.hook import read_stdin, run_hook
 
+    agent_log.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE)
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
@@ -113,7 +115,7 @@ def hook_command(args: list[str]) -> None:
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
     if positional:
-        data = gojson.dumps({"hook_event_name": positional[0]}).encode()
+        data = _positional_envelope(positional[0])
     else:
         data = read_stdin()
     out = run_hook(options.get("--dialect"), options.get("--dialect-file"), data)
@@ -122,8 +124,25 @@ def hook_command(args: list[str]) -> None:
         sys.stdout.flush()
 
 
+def _positional_envelope(arg: str) -> bytes:
+    """A JSON object is the envelope itself (Codex's notify passes it as its last argument);
+    anything else is Scion's `hook EVENT_NAME` form."""
+    from sciontool_py import gojson
+
+    if arg.lstrip().startswith("{"):
+        try:
+            if isinstance(gojson.loads(arg), dict):
+                return os.fsencode(arg)
+        except gojson.JSONError:
+            pass
+    return gojson.dumps({"hook_event_name": arg}).encode()
+
+
 def status_command(args: list[str]) -> None:
+    from sciontool_py.handlers import agent_log
     from sciontool_py.status import report_status
+
+    agent_log.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)

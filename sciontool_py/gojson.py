@@ -94,6 +94,28 @@ def loads(text: str) -> object:
     return value
 
 
+def decode_utf8(data: bytes) -> str:
+    """Bytes as Go's decoder reads them: each byte that is not part of valid UTF-8 becomes U+FFFD."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        import codecs
+
+        try:
+            codecs.lookup_error(_GO_REPLACE)
+        except LookupError:
+            codecs.register_error(_GO_REPLACE, _replace_one_byte)
+        return data.decode("utf-8", _GO_REPLACE)
+
+
+_GO_REPLACE = "sciontool-go-replace"
+
+
+def _replace_one_byte(exc: UnicodeError) -> tuple[str, int]:
+    # Python's "replace" gives one U+FFFD per malformed sequence; Go gives one per byte.
+    return "\ufffd", exc.start + 1  # type: ignore[attr-defined]
+
+
 def _skip_ws(text: str, pos: int) -> int:
     n = len(text)
     while pos < n and text[pos] in " \t\n\r":

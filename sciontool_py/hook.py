@@ -23,10 +23,7 @@ if TYPE_CHECKING:
 
 def parse_envelope(data: bytes) -> object:
     """Decode stdin bytes; EventError says what is wrong in one line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EventError(f"envelope is not valid UTF-8 (bad byte at offset {exc.start})") from None
+    text = gojson.decode_utf8(data)  # as Go: a bad byte is U+FFFD, the event is not lost
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
@@ -40,15 +37,15 @@ def hub_configured() -> bool:
 
 
 def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> list[str]:
-    """Run every handler of Scion's hook for one event, in Scion's order.
+    """Run every handler of Scion's hook for one event, in Scion's order: status, log,
+    prompt, hub, limits.
 
     As in Scion, one handler failing does not stop the others: a status file
     that cannot be written must not also cost the agent.log line, the limit
     count or the hub report.  Returns the failures, one line each.
     """
     limits = configured_limits()
-    exceeded = ""
-    state: dict[str, object] = {}
+    counts: dict[str, object] | None = None
     failures: list[str] = []
     with StateLock(home):
         info = agent_info.read(home)
@@ -56,15 +53,16 @@ def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> lis
             _attempt(failures, agent_info.write, home, info)
         agent_log.write_line(home, *agent_log.describe(event))
         _attempt(failures, save_first_prompt, home, event)
+        activity = info.get("activity")  # what the hub handler sees: before the limit check
         if limits:
-            state, exceeded = count_event(home, event.name, limits)
+            counts, exceeded = count_event(home, event.name, limits)
             if exceeded:
                 agent_info.set_activity(info, "limits_exceeded")
                 _attempt(failures, agent_info.write, home, info)
                 agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(home, exceeded)
     if hub_configured():
-        _report_to_hub(home, event, info, state)
+        _report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts)
     return failures
 
 
@@ -84,25 +82,37 @@ def report_failures(home: str, failures: list[str]) -> None:
 
 
 def _report_to_hub(
-    home: str, event: CanonicalEvent, info: dict[str, object], state: dict[str, object]
+    home: str,
+    event: CanonicalEvent,
+    activity: object,
+    waits_for_user: bool,
+    counts: dict[str, object] | None,
 ) -> None:
-    from sciontool_py.handlers.hub import Hub, event_update, reply_body, status_body
+    """The hub handler's requests, in Scion's order: the assistant reply, the event's status
+    update, then (from the limits handler) the counts. The hook never reports
+    limits_exceeded: Scion's init does, when it stops the agent."""
+    from sciontool_py.assistant import AssistantContent
+    from sciontool_py.handlers.hub import Hub, status_body
+    from sciontool_py.handlers.hub_update import count_update, event_update, reply_body
 
     hub = Hub.from_env(home)
     if hub is None:
         return
-    text = {f: event.text(f) for f in ("tool_name", "prompt", "message")}
     reply = event.text("assistant_text")
-    if event.name == "agent-end" and reply:
-        hub.report(home, "Hub: outbound assistant reply", "outbound-message", reply_body(reply), retries=0)
-    fields = event_update(event.name, info, text)
-    if state:
-        fields.update(
-            currentTurns=state["turn_count"],
-            currentModelCalls=state["model_call_count"],
-            startedAt=state["started_at"],
-        )
-    hub.report(home, "Hub status update", "status", status_body(fields))
+    if reply and event.name in ("agent-end", "session-end"):
+        content = event.data.get("assistant_content")
+        thinking = isinstance(content, AssistantContent) and content.has_thinking()
+        body = reply_body(reply, thinking and event.name == "agent-end")
+        hub.report(home, "Hub: outbound assistant reply", "outbound-message", body, retries=0)
+    text = {f: event.text(f) for f in ("tool_name", "prompt", "message")}
+    update = event_update(event.name, activity, text, waits_for_user)
+    if update is None:
+        skipped = f"Hub: no status update for {event.name} (local activity {activity})"
+        agent_log.write_line(home, "", skipped, level="DEBUG")
+    else:
+        hub.report(home, "Hub status update", "status", status_body(update))
+    if counts is not None:
+        hub.report(home, "Hub counts update", "status", status_body(count_update(counts)))
 
 
 def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:

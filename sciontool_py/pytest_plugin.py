@@ -46,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_DIRS] = given or from_ini
     if not config.stash[_DIRS]:
         return
+    for folder in config.stash[_DIRS]:
+        if not folder.is_dir():
+            origin = "--sciontool-fixtures" if given else "the sciontool_fixtures ini option"
+            raise pytest.UsageError(f"sciontool: {origin}: {folder}: no such folder")
     config.stash[_CHOOSER] = _chooser(config)
     # Fixture folders are collected like test folders: from the command line
     # always, from the ini file only when no paths were named (as testpaths).
@@ -81,7 +85,14 @@ def _chooser(config: pytest.Config) -> DialectChooser:
     try:
         return DialectChooser(dialect, dialect_file)
     except SciontoolError as exc:
-        raise pytest.UsageError(f"sciontool: {exc}") from None
+        how = (
+            " (a dialect NAME is looked up in each folder of SCION_DIALECTS_PATH as NAME/dialect.yaml,"
+            " then $HOME/.scion/harness/dialect.yaml, then the dialects shipped with sciontool-py;"
+            " --sciontool-dialect-file PATH takes a dialect.yaml directly)"
+            if dialect and not dialect_file
+            else ""
+        )
+        raise pytest.UsageError(f"sciontool: {exc}{how}") from None
 
 
 class FixtureFile(pytest.File):

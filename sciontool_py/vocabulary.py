@@ -42,7 +42,9 @@ DATA_FIELD_ORDER = (
     *PAYLOAD_FIELDS,
     "file_path",
     *TOKEN_FIELDS,
+    "model",
     "assistant_text",
+    "assistant_content",  # {"blocks": [{"type", "text"}]}: filled by options.assistant_blocks
     "success",
     "error",
 )
@@ -52,25 +54,26 @@ FIELD_KINDS: dict[str, str] = {
     **{name: "any" for name in PAYLOAD_FIELDS},
     **{name: "number" for name in TOKEN_FIELDS},
     "file_path": "string",
+    "model": "string",
     "assistant_text": "string",
     "success": "boolean",
     "error": "string",
 }
 
-# Activities that only new work (or an explicit status) may replace.
-STICKY_ACTIVITIES = frozenset({"waiting_for_input", "blocked", "completed", "limits_exceeded"})
+# Activities that only new work (or an explicit status) may replace (Scion's pkg/agent/state).
+STICKY_ACTIVITIES = frozenset({"waiting_for_input", "blocked", "completed", "limits_exceeded", "crashed"})
 NEW_WORK_EVENTS = frozenset({"prompt-submit", "agent-start", "session-start"})
 
 # Canonical event -> activity it sets in agent-info.json.
 ACTIVITY_FOR_EVENT = {
-    "session-start": "idle",
+    "session-start": "working",
     "prompt-submit": "thinking",
     "agent-start": "thinking",
     "model-start": "thinking",
-    "model-end": "idle",
+    "model-end": "working",
     "tool-start": "executing",
-    "tool-end": "idle",
-    "agent-end": "idle",
+    "tool-end": "working",
+    "agent-end": "working",
     "response-complete": "completed",
     "notification": "waiting_for_input",
 }

@@ -30,16 +30,28 @@ SCION_VARIABLES = (
     "SCION_AUTH_TOKEN",
     "SCION_MAX_TURNS",
     "SCION_MAX_MODEL_CALLS",
+    "SCION_LOG_LEVEL",
+    "SCION_DEBUG",
 )
 # Under xdist, tests that assert how long something takes, and the test that floods both
 # cores with 200 processes, share one worker: run side by side, the flood would push the
 # others past their bounds. The rest of the suite runs on the other workers meanwhile.
 TIMED = pytest.mark.xdist_group("timed")
-# One agent.log line as Scion's tools write it.
+# One agent.log line as Scion's tools write it: a UTC RFC 3339 stamp (Go's RFC3339Nano).
 LOG_LINE = re.compile(
-    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[(?P<level>[A-Z]+)\]"
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z \[sciontool\] \[(?P<level>[A-Z]+)\]"
     r"(?: \[(?P<tag>[^]]+)\])? (?P<msg>.*)$"
 )
+
+
+@pytest.fixture(autouse=True)
+def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the process-wide log settings a new process has: `hook` and
+    `status` turn the stderr mirror off, and SCION_LOG_LEVEL is read once per process."""
+    from sciontool_py.handlers import agent_log, log_level
+
+    monkeypatch.setattr(agent_log, "_quiet", False)
+    monkeypatch.setattr(log_level, "_spec", None)
 
 
 def event(name: str, raw_name: str = "", dialect: str = "core-agent", **data: object) -> CanonicalEvent:

@@ -53,7 +53,10 @@ def test_two_mistakes_give_two_located_errors(tmp_path: Path) -> None:
 
 
 def test_shipped_and_fixture_dialects_are_clean(check_here: CliHere) -> None:
-    paths = [*sorted(str(p) for p in (REPO / "dialects").iterdir()), str(FIXTURES / "nested-paths")]
+    paths = [
+        *sorted(str(p) for p in (REPO / "dialects").iterdir() if p.is_dir()),
+        str(FIXTURES / "nested-paths"),
+    ]
     out = check_here(*paths)
     assert (out.returncode, out.stdout.splitlines()) == (0, [f"{len(paths)} checked, 0 errors, 0 warnings"])
 
@@ -107,5 +110,31 @@ def test_paths_the_fixture_envelopes_never_carry_are_warned_only_with_fixtures(c
 def test_a_missing_file_is_one_error_line(tmp_path: Path, check_here: CliHere) -> None:
     out = check_here(str(tmp_path / "nope.yaml"))
     assert out.returncode == 1
-    assert out.stdout.splitlines()[0].startswith(f"{tmp_path / 'nope.yaml'}:1:1: cannot read dialect:")
+    # Issue 13: a missing file is said to be missing, not located at 1:1.
+    assert out.stdout.splitlines() == [
+        f"{tmp_path / 'nope.yaml'}: no such file",
+        "1 checked, 1 error, 0 warnings",
+    ]
+    folder = check_here(str(tmp_path / "nothere"))
+    assert folder.stdout.splitlines()[0] == f"{tmp_path / 'nothere'}: no such file or folder"
     assert "Traceback" not in out.stderr
+
+
+def test_a_response_value_json_cannot_carry_is_an_error_at_its_place(
+    tmp_path: Path, check_here: CliHere
+) -> None:
+    path = write(
+        tmp_path,
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        responses:
+          PreToolUse: {decision: allow, since: 2026-01-01, limit: .inf}
+        """,
+    )
+    out = check_here(path)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == (
+        f"{path}:4:40: responses.PreToolUse.since: a JSON response cannot carry the date 2026-01-01 "
+        "(Scion would print it as a time); quote it to send the text"
+    )

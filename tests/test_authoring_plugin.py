@@ -60,3 +60,17 @@ def test_an_unknown_dialect_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--sciontool-fixtures", "claude", "--sciontool-dialect", "nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*sciontool: unknown dialect 'nope'*"])
+
+
+def test_a_missing_fixture_folder_is_named(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--sciontool-fixtures", "missing-dir")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*sciontool: --sciontool-fixtures: {pytester.path / 'missing-dir'}: no such folder*"]
+    )
+
+
+def test_an_unknown_dialect_says_how_dialects_are_found(pytester: pytest.Pytester) -> None:
+    copy(pytester, "claude")
+    result = pytester.runpytest("--sciontool-fixtures", "claude", "--sciontool-dialect", "nope")
+    result.stderr.fnmatch_lines(["*SCION_DIALECTS_PATH*--sciontool-dialect-file*"])

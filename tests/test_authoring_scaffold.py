@@ -63,7 +63,7 @@ def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(
     text = (folder / "dialect.yaml").read_text()
     assert text.splitlines()[0] == "# yaml-language-server: $schema=dialect.schema.json"
     assert (folder / "dialect.schema.json").read_text() == (
-        REPO / "schema" / "dialect.schema.json"
+        REPO / "dialects" / "dialect.schema.json"
     ).read_text()
     spec = yaml.safe_load(text)
     assert spec["event_name_fields"] == ["hook_event_name"]
@@ -110,7 +110,7 @@ def test_existing_files_are_kept_without_force(tmp_path: Path, cli_here: CliHere
     again = cli_here(*args)
     assert (again.returncode, again.stderr) == (
         1,
-        f"sciontool: {dialect}: already exists (use --force to overwrite)\n",
+        f"sciontool dialect scaffold: {dialect}: already exists (use --force to overwrite)\n",
     )
     assert dialect.read_text() == "edited by hand\n"
     assert cli_here(*args, "--force").returncode == 0
@@ -122,10 +122,55 @@ def test_bad_logs_are_one_line_errors(tmp_path: Path, cli_here: CliHere) -> None
     log.write_text('{"hook_event_name": "a"}\n{"oops"\n')
     out = cli_here("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
     assert out.returncode == 1
-    assert out.stderr.startswith(f"sciontool: {log}:2: not JSON:") and len(out.stderr.splitlines()) == 1
+    assert (
+        out.stderr.startswith(f"sciontool dialect scaffold: {log}:2: not JSON:")
+        and len(out.stderr.splitlines()) == 1
+    )
     log.write_text('{"hook_event_name": "a"}\n{"foo": 1}\n')
     out = cli_here("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
-    assert out.stderr.startswith(f"sciontool: {log}:2: no event name in the envelope (tried hook_event_name,")
+    assert out.stderr.startswith(
+        f"sciontool dialect scaffold: {log}:2: no event name in the envelope (tried hook_event_name,"
+    )
     out = cli_here("dialect", "scaffold", "Bad Name", "--from", str(log), "--out", str(tmp_path))
-    assert out.stderr == "sciontool: invalid dialect name 'Bad Name': expected [a-z0-9][a-z0-9._-]*\n"
+    assert (
+        out.stderr
+        == "sciontool dialect scaffold: invalid dialect name 'Bad Name': expected [a-z0-9][a-z0-9._-]*\n"
+    )
     assert not (tmp_path / "mine").exists()
+
+
+def test_a_made_up_harness_gets_fields_from_its_shape_and_events_from_its_words(
+    tmp_path: Path, cli_here: CliHere
+) -> None:
+    """Key names it has never seen: a name beside args is a tool call, a constant `session` an id."""
+    log = "".join(
+        json.dumps(e) + "\n"
+        for e in [
+            {"type": "ToolCallStarted", "call": {"name": "ls", "args": {"d": "."}}, "session": "s1"},
+            {
+                "type": "ToolCallFinished",
+                "call": {"name": "ls", "args": {"d": "."}, "result": "a b"},
+                "session": "s1",
+            },
+        ]
+    )
+    out = sciontool("dialect", "scaffold", "acme", "--from", "-", "--out", str(tmp_path), stdin=log)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "2 raw events mapped, 0 left as TODO"
+    dialect = yaml.safe_load((tmp_path / "acme" / "dialect.yaml").read_text())
+    assert dialect["mappings"]["ToolCallStarted"] == {
+        "event": "tool-start",
+        "fields": {"tool_name": ".call.name", "tool_input": ".call.args", "session_id": ".session"},
+    }
+    assert dialect["mappings"]["ToolCallFinished"]["event"] == "tool-end"
+    assert dialect["mappings"]["ToolCallFinished"]["fields"]["tool_output"] == ".call.result"
+    assert "from <stdin>: 2 envelopes, 2 raw events." in (tmp_path / "acme" / "dialect.yaml").read_text()
+    tested = cli_here("dialect", "test", str(tmp_path / "acme"))
+    assert tested.stdout.splitlines()[-1] == "2 passed, 0 failed"
+
+
+def test_one_event_is_counted_in_the_singular(tmp_path: Path, cli_here: CliHere) -> None:
+    log = json.dumps({"hook_event_name": "tool-start", "tool_name": "x"}) + "\n"
+    out = cli_here("dialect", "scaffold", "one", "--from", "-", "--out", str(tmp_path), stdin=log)
+    assert out.stdout.splitlines()[-1] == "1 raw event mapped, 0 left as TODO"
+    assert "1 envelope, 1 raw event." in (tmp_path / "one" / "dialect.yaml").read_text()

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from sciontool_py.dialect.validate import check_text
 
-SCHEMA_FILE = REPO / "schema" / "dialect.schema.json"
+SCHEMA_FILE = REPO / "dialects" / "dialect.schema.json"
 DIALECT_FILES = sorted(REPO.glob("dialects/*/dialect.yaml")) + sorted(FIXTURES.glob("*/dialect.yaml"))
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
 
@@ -26,6 +26,7 @@ VALID = [
     + "mappings:\n  A:\n    event: tool-start\n    fields:\n      tool_name: name\n      tool_input: .a.b.c\n",
     HEAD + "mappings: {}\nresponses:\n  A: {decision: allow}\noptions:\n  input_tools: [X]\n",
     HEAD + "options:\n  transcript_assistant_text: false\n",
+    HEAD + "mappings:\n  A:\n    event: agent-end\n    fields:\nresponses:\noptions:\n",
 ]
 INVALID = {
     "no dialect": "event_name_field: x\n",
@@ -60,7 +61,7 @@ def test_committed_schema_is_what_the_command_prints() -> None:
     )
     assert json.loads(out.stdout)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert out.stdout == SCHEMA_FILE.read_text(), (
-        "regenerate: sciontool dialect schema > schema/dialect.schema.json"
+        "regenerate: sciontool dialect schema > dialects/dialect.schema.json"
     )
 
 

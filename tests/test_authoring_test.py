@@ -80,13 +80,44 @@ def test_a_wrong_response_is_a_failure(tmp_path: Path, dialect_test_here: CliHer
 def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, dialect_test_here: CliHere) -> None:
     unknown = dialect_test_here("--dialect", "nope", str(FIXTURES / "claude"))
     assert unknown.returncode == 1
-    assert unknown.stderr.startswith("sciontool: unknown dialect 'nope'")
+    assert unknown.stderr.startswith("sciontool dialect test: unknown dialect 'nope'")
     assert len(unknown.stderr.splitlines()) == 1
     empty = dialect_test_here(str(tmp_path))
-    assert (empty.returncode, empty.stderr) == (1, f"sciontool: no fixtures (*.json) in {tmp_path}\n")
+    assert (empty.returncode, empty.stderr) == (
+        1,
+        f"sciontool dialect test: no fixtures (*.json) in {tmp_path}\n",
+    )
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "broken.json").write_text("{")
     broken = dialect_test_here("--dialect", "claude", str(tmp_path))
     assert broken.returncode == 1
     assert broken.stdout.splitlines()[0] == f"FAIL {tmp_path / 'mine' / 'broken.json'}"
     assert "not JSON" in broken.stdout
+
+
+def test_update_writes_what_the_dialect_produces_and_shows_the_change(tmp_path: Path) -> None:
+    folder = tmp_path / "core-agent"
+    shutil.copytree(FIXTURES / "core-agent", folder)
+    fixture = folder / "tool-start.json"
+    before = json.loads(fixture.read_text())
+    stale = json.loads(fixture.read_text())
+    stale["expect"]["data"]["tool_name"] = "write_file"
+    stale["response"] = {"decision": "allow"}
+    fixture.write_text(json.dumps(stale))
+    untouched = {p: p.read_bytes() for p in folder.glob("*.json") if p != fixture}
+
+    out = dialect_test("--dialect", "core-agent", "--update", str(folder))
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == [
+        f"UPDATED {fixture}",
+        '    data.tool_name: expected "write_file", got "read_file"',
+        '    response: expected {"decision": "allow"}, got null',
+        f"{len(untouched)} unchanged, 1 updated",
+    ]
+    updated = json.loads(fixture.read_text())
+    assert updated["envelope"] == before["envelope"] and updated["expect"] == before["expect"]
+    assert updated["response"] is None  # the fixture checked a response: it now expects none
+    assert {p: p.read_bytes() for p in untouched} == untouched
+    assert dialect_test("--dialect", "core-agent", str(folder)).returncode == 0
+    again = dialect_test("--dialect", "core-agent", "--update", str(folder))
+    assert again.stdout.splitlines() == [f"{len(untouched) + 1} unchanged, 0 updated"]

@@ -57,7 +57,7 @@ def test_help_on_subcommands(capsys: Captured, args: list[str]) -> None:
         (["emit", "--nope"], "sciontool emit: No such option: --nope (see 'sciontool emit --help')\n"),
         (
             ["dialect", "show", "nope"],
-            "sciontool: unknown dialect 'nope'; available: agentino, claude, codex, core-agent, gemini, opencode\n",
+            "sciontool dialect show: unknown dialect 'nope'; available: agentino, claude, codex, core-agent, gemini, opencode\n",
         ),
     ],
 )
@@ -97,7 +97,7 @@ def test_the_entry_point_routes_hot_commands_and_the_rest(
 def test_dialect_list_names_each_dialect_and_its_file(home: Path, capsys: Captured) -> None:
     code, out, _ = run(capsys, "dialect", "list")
     assert code == 0
-    assert f"claude\t{REPO / 'dialects' / 'claude' / 'dialect.yaml'}" in out.splitlines()
+    assert f"claude\t{REPO / 'dialects' / 'claude' / 'dialect.yaml'}\tok" in out.splitlines()
 
 
 def test_dialect_show_prints_the_compiled_dialect(home: Path, capsys: Captured) -> None:
@@ -109,7 +109,7 @@ def test_dialect_show_prints_the_compiled_dialect(home: Path, capsys: Captured) 
 
 def test_dialect_schema_prints_the_committed_schema(capsys: Captured) -> None:
     code, out, _ = run(capsys, "dialect", "schema")
-    assert code == 0 and out == (REPO / "schema" / "dialect.schema.json").read_text()
+    assert code == 0 and out == (REPO / "dialects" / "dialect.schema.json").read_text()
 
 
 def test_dialect_check_counts_errors_and_warnings(home: Path, capsys: Captured, tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_dialect_test_reports_passes_and_failures(home: Path, capsys: Captured, 
     assert run(capsys, "dialect", "test", str(empty)) == (
         1,
         "",
-        f"sciontool: no fixtures (*.json) in {empty}\n",
+        f"sciontool dialect test: no fixtures (*.json) in {empty}\n",
     )
 
 
@@ -152,7 +152,7 @@ def test_dialect_scaffold_writes_and_reports(home: Path, capsys: Captured, tmp_p
     log.write_text('{"hook_event_name": "tool-start", "tool_name": "ls"}\n{"hook_event_name": "Weird"}\n')
     code, out, _ = run(capsys, "dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
     assert code == 0
-    assert out.splitlines()[-1] == "1 raw events mapped, 1 left as TODO"
+    assert out.splitlines()[-1] == "1 raw event mapped, 1 left as TODO"
     assert f"wrote {tmp_path / 'mine' / 'dialect.yaml'}" in out.splitlines()
 
 

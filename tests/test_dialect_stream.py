@@ -37,9 +37,21 @@ CODECS = [pytest.param(GO, id="gojson"), pytest.param(OrjsonCodec(orjson), id="o
 SPECS = [
     find_dialect("core-agent"),
     find_dialect("claude"),
+    find_dialect("opencode"),
     load_dialect(str(FIXTURES / "nested-paths" / "dialect.yaml")),
 ]
-RAW_NAMES = ["tool-start", "tool-end", "model-start", "agent-end", "Stop", "call.begin", "llm.usage", "other"]
+STEP_FINISH = "message.part.updated.step-finish"  # opencode's model-end, which maps model
+RAW_NAMES = [
+    "tool-start",
+    "tool-end",
+    "model-start",
+    "agent-end",
+    "Stop",
+    "call.begin",
+    "llm.usage",
+    STEP_FINISH,
+    "other",
+]
 TOKEN_NAMES = sorted(TOKEN_KEYS - {"usage"})
 
 # Go's corner cases: what an encoder gets wrong first.
@@ -80,6 +92,16 @@ values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
     max_leaves=8,
 )
+# Claude content blocks (claude's Stop reads them with options.assistant_blocks).
+blocks = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "thinking", "tool_use", "tool_result", "error", "", "image"])},
+        optional={"text": text, "thinking": text, "name": text, "content": text | values},
+    )
+    | values,
+    max_size=4,
+)
+final_messages = blocks | blocks.map(json.dumps) | text
 # Every key a step of event_data reads, the mapped paths' first segments, and strangers.
 keys = st.sampled_from(
     [
@@ -91,10 +113,11 @@ keys = st.sampled_from(
 top_values = text | numbers | st.booleans() | values
 token_fields = st.dictionaries(st.sampled_from(TOKEN_NAMES), numbers, max_size=3)
 envelopes = st.builds(
-    lambda name, rest, tokens, usage: {
+    lambda name, rest, tokens, usage, final: {
         **rest,
         **tokens,
         **({"usage": usage} if usage else {}),
+        **({"last_assistant_message": final} if final is not None else {}),
         "hook_event_name": name,
         "kind": name,
     },
@@ -102,6 +125,7 @@ envelopes = st.builds(
     st.dictionaries(keys, top_values, max_size=5),
     token_fields,
     token_fields,
+    st.none() | final_messages,
 )
 
 # Fixed envelopes: every run checks these whatever Hypothesis draws.
@@ -118,6 +142,16 @@ CORPUS += [
     {"hook_event_name": "tool-end", "success": True, "error": "boom", "tool_name": "x", "message": "m"},
     {"hook_event_name": "Stop", "prompt": "p\u2028", "file_path": "/a&b"},
     {"hook_event_name": "other", "tool_response": {"filePath": "<f>"}},
+    {"hook_event_name": STEP_FINISH, "model": "<m>&\u2028", "input_tokens": 3},
+    {"hook_event_name": "Stop", "last_assistant_message": "  plain <b>\u2028  "},
+    {"hook_event_name": "Stop", "last_assistant_message": [{"type": "text", "text": t} for t in TRICKY_TEXT]},
+    {
+        "hook_event_name": "Stop",
+        "last_assistant_message": json.dumps(
+            [{"type": "thinking", "thinking": "<think>"}, {"type": "tool_use", "name": "Bash"}, None]
+        ),
+    },
+    {"hook_event_name": "Stop", "last_assistant_message": [{"type": "thinking", "text": "only"}, 5, "x"]},
 ]
 CORPUS = [{**e, "kind": e["hook_event_name"]} for e in CORPUS]  # the nested-paths dialect's name field
 
@@ -192,6 +226,13 @@ def test_a_lone_surrogate_escape_is_read_as_go_reads_it(codec: GoCodec) -> None:
     spec = find_dialect("core-agent")
     out = stream(spec, b'{"hook_event_name":"tool-start","tool_name":"a\\ud800b"}\n', False, codec)
     assert json.loads(out)["data"]["tool_name"] == "a\ufffdb"
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_invalid_utf8_in_a_string_is_read_as_go_reads_it(codec: GoCodec) -> None:
+    spec = find_dialect("core-agent")
+    out = stream(spec, b'{"hook_event_name":"tool-start","tool_name":"a\xff\xe2\x82b"}\n', False, codec)
+    assert json.loads(out)["data"]["tool_name"] == "a\ufffd\ufffd\ufffdb"
 
 
 @pytest.mark.parametrize("codec", CODECS)

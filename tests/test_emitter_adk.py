@@ -115,24 +115,24 @@ def test_streaming_run_drives_agent_state_through_a_real_sciontool_hook(tmp_path
         {"hook_event_name": "model-start"},
         {"hook_event_name": "agent-end"},
     ]
-    assert _log_tags(tmp_path) == ["executing", "idle", "thinking", "idle"]
+    assert _log_tags(tmp_path) == ["executing", "working", "thinking", "working"]
     log = (tmp_path / "agent.log").read_text()
     assert "Running tool: get_weather" in log and "Agent turn completed" in log
     info = json.loads((tmp_path / "agent-info.json").read_text())
-    assert info["activity"] == "idle" and "toolName" not in info
+    assert info["activity"] == "working" and "toolName" not in info
 
 
 def test_non_streaming_run_never_fires_model_start_as_in_core_agent(tmp_path: Path) -> None:
     _run_turn(tmp_path, streaming=False)
 
     assert [e["hook_event_name"] for e in _envelopes(tmp_path)] == ["tool-start", "tool-end", "agent-end"]
-    assert _log_tags(tmp_path) == ["executing", "idle", "idle"]
+    assert _log_tags(tmp_path) == ["executing", "working", "working"]
 
 
 def test_non_streaming_run_with_the_opt_in_fires_model_start_on_final_text(tmp_path: Path) -> None:
     _run_turn(tmp_path, streaming=False, model_start_on_final_text=True)
 
-    assert _log_tags(tmp_path) == ["executing", "idle", "thinking", "idle"]
+    assert _log_tags(tmp_path) == ["executing", "working", "thinking", "working"]
 
 
 class FailingLlm(BaseLlm):

@@ -161,7 +161,7 @@ def test_bad_input_is_one_line_and_exit_1(
 ) -> None:
     result = emit_here(*args, stdin=stdin)
     assert result.returncode == 1
-    assert result.stderr.startswith(f"sciontool: {message}")
+    assert result.stderr.startswith(f"sciontool emit: {message}")
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
 
@@ -169,7 +169,7 @@ def test_bad_input_is_one_line_and_exit_1(
 def test_bad_input_from_the_real_command_is_one_line_and_exit_1() -> None:
     result = emit("--events", "-", stdin='{"turn_end":true}\n[1]\n')
     assert result.returncode == 1
-    assert result.stderr == "sciontool: <stdin>:2: expected a JSON object (an agent event)\n"
+    assert result.stderr == "sciontool emit: <stdin>:2: expected a JSON object (an agent event)\n"
     assert result.stdout == '{"hook_event_name":"agent-end"}\n'  # what came before the bad line was sent
 
 
@@ -179,7 +179,7 @@ def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path, emit_here:
     result = emit_here("agent-end", "--config", str(config))
     assert result.returncode == 1
     assert result.stderr == (
-        f'sciontool: {config}: hooks: unknown event "tool-strat" '
+        f'sciontool emit: {config}: hooks: unknown event "tool-strat" '
         "(valid: [tool-start tool-end model-start agent-end])\n"
     )
 

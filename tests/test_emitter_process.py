@@ -142,11 +142,11 @@ def test_a_real_sciontool_hook_receives_the_envelopes(tmp_path: Path) -> None:
     d.on_event(
         {"content": {"parts": [{"functionResponse": {"name": "read_file", "response": {"ok": True}}}]}}
     )
-    assert json.loads(info.read_text()) == {"activity": "idle"}
+    assert json.loads(info.read_text()) == {"activity": "working"}
 
     assert stderr.getvalue() == ""
     log = (tmp_path / "agent.log").read_text().splitlines()
     assert [line.split(" [sciontool] [INFO] ")[1] for line in log] == [
         "[executing] Running tool: read_file",
-        "[idle] Tool read_file completed",
+        "[working] Tool read_file completed",
     ]

@@ -103,8 +103,8 @@ def test_hook_with_an_event_name_is_scions_synthetic_envelope(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run(monkeypatch, "hook", "post-start", stdin=TOOL_START) == (0, "")  # stdin is not read
-    assert read_info(home) == {"phase": "running", "activity": "idle"}
-    assert log_entries(home) == [("INFO", "idle", "Container ready")]
+    assert read_info(home) == {"phase": "running", "activity": "working"}
+    assert log_entries(home) == [("INFO", "working", "Container ready")]
 
 
 def test_hook_with_a_status_type_is_the_older_status_form(

@@ -46,6 +46,20 @@ def test_unpaired_surrogate_escape_becomes_replacement_character() -> None:
     assert gojson.loads('"\\ud83d\\ude00"') == "\U0001f600"
 
 
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (b"a\xffb", "a\ufffdb"),
+        (b"\xe2\x82A", "\ufffd\ufffdA"),  # a cut 3-byte sequence: one U+FFFD per byte, as Go
+        (b"\xed\xa0\x80", "\ufffd" * 3),  # an encoded surrogate
+        (b"\xc0\xaf", "\ufffd" * 2),  # overlong
+        (b"\xf0\x9f\x98\x80", "\U0001f600"),
+    ],
+)
+def test_bad_utf8_decodes_as_go_reads_it(data: bytes, text: str) -> None:
+    assert gojson.decode_utf8(data) == text
+
+
 def test_indent_matches_marshal_indent() -> None:
     assert gojson.dumps({"b": [], "a": {"x": [1]}}, indent="  ") == (
         '{\n  "a": {\n    "x": [\n      1\n    ]\n  },\n  "b": []\n}'

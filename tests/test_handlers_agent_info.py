@@ -46,7 +46,7 @@ def test_a_write_replaces_the_file_and_leaves_no_temp_file(home: Path) -> None:
 def test_an_unwritable_file_raises_naming_it(home: Path) -> None:
     (home / "agent-info.json").mkdir()
     with pytest.raises(OSError) as caught:
-        agent_info.write(str(home), {"activity": "idle"})
+        agent_info.write(str(home), {"activity": "working"})
     assert caught.value.filename == str(home / "agent-info.json")
     assert sorted(p.name for p in home.iterdir()) == ["agent-info.json"]
 
@@ -64,15 +64,15 @@ def test_set_activity_keeps_the_tool_only_while_executing_and_drops_legacy_keys(
 @pytest.mark.parametrize(
     ("name", "data", "expected"),
     [
-        ("session-start", {}, {"activity": "idle"}),
+        ("session-start", {}, {"activity": "working"}),
         ("prompt-submit", {"prompt": "hi"}, {"activity": "thinking"}),
         ("agent-start", {}, {"activity": "thinking"}),
         ("model-start", {}, {"activity": "thinking"}),
-        ("model-end", {}, {"activity": "idle"}),
+        ("model-end", {}, {"activity": "working"}),
         ("tool-start", {"tool_name": "ls"}, {"activity": "executing", "toolName": "ls"}),
         ("tool-start", {}, {"activity": "executing"}),
-        ("tool-end", {"tool_name": "ls"}, {"activity": "idle"}),
-        ("agent-end", {}, {"activity": "idle"}),
+        ("tool-end", {"tool_name": "ls"}, {"activity": "working"}),
+        ("agent-end", {}, {"activity": "working"}),
         ("response-complete", {}, {"activity": "completed"}),
         ("notification", {"message": "?"}, {"activity": "waiting_for_input"}),
     ],
@@ -87,7 +87,7 @@ def test_each_harness_event_sets_its_activity(name: str, data: dict[str, object]
     ("name", "phase", "activity"),
     [
         ("pre-start", "starting", None),
-        ("post-start", "running", "idle"),
+        ("post-start", "running", "working"),
         ("pre-stop", "stopping", None),
         ("session-end", "stopped", None),
     ],
@@ -107,7 +107,9 @@ def test_events_without_an_activity_change_nothing(name: str) -> None:
     assert info == {"activity": "thinking"}
 
 
-@pytest.mark.parametrize("sticky", ["waiting_for_input", "blocked", "completed", "limits_exceeded"])
+@pytest.mark.parametrize(
+    "sticky", ["waiting_for_input", "blocked", "completed", "limits_exceeded", "crashed"]
+)
 def test_a_sticky_activity_survives_ordinary_events_until_new_work(sticky: str) -> None:
     info: dict[str, object] = {"activity": sticky}
     for name in ("tool-end", "model-start", "model-end", "agent-end", "response-complete"):
@@ -121,7 +123,7 @@ def test_tool_start_clears_waiting_for_input_but_no_other_sticky_activity() -> N
     info: dict[str, object] = {"activity": "waiting_for_input"}
     assert apply(info, "tool-start", tool_name="ls")
     assert info == {"activity": "executing", "toolName": "ls"}
-    for sticky in ("blocked", "completed", "limits_exceeded"):
+    for sticky in ("blocked", "completed", "limits_exceeded", "crashed"):
         info = {"activity": sticky}
         assert not apply(info, "tool-start", tool_name="ls")
         assert info == {"activity": sticky}

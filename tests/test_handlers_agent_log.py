@@ -38,8 +38,8 @@ def test_a_line_without_a_tag_has_no_empty_brackets(home: Path, capsys: pytest.C
 
 def test_lines_are_appended_never_rewritten(home: Path) -> None:
     (home / "agent.log").write_text("written by Scion\n")
-    agent_log.write_line(str(home), "idle", "one")
-    agent_log.write_line(str(home), "idle", "two")
+    agent_log.write_line(str(home), "working", "one")
+    agent_log.write_line(str(home), "working", "two")
     lines = (home / "agent.log").read_text().splitlines()
     assert lines[0] == "written by Scion" and [line[-3:] for line in lines[1:]] == ["one", "two"]
 
@@ -88,8 +88,8 @@ def test_with_the_fallback_unwritable_too_the_line_is_only_on_stderr(
 ) -> None:
     (home / "agent.log").mkdir()
     fallback.mkdir()
-    agent_log.write_line(str(home), "idle", "Tool ls completed")  # no exception: the hook goes on
-    assert capsys.readouterr().err.endswith("[sciontool] INFO: [idle] Tool ls completed\n")
+    agent_log.write_line(str(home), "working", "Tool ls completed")  # no exception: the hook goes on
+    assert capsys.readouterr().err.endswith("[sciontool] INFO: [working] Tool ls completed\n")
 
 
 def test_the_log_goes_to_home_unless_scions_folder_exists(home: Path) -> None:
@@ -105,8 +105,8 @@ def test_the_log_goes_to_home_unless_scions_folder_exists(home: Path) -> None:
         ("session-end", {}, "stopped", "Session ended"),
         ("tool-start", {"tool_name": "ls"}, "executing", "Running tool: ls"),
         ("tool-start", {}, "executing", "Tool execution started"),
-        ("tool-end", {"tool_name": "ls"}, "idle", "Tool ls completed"),
-        ("tool-end", {}, "idle", "Tool execution completed"),
+        ("tool-end", {"tool_name": "ls"}, "working", "Tool ls completed"),
+        ("tool-end", {}, "working", "Tool execution completed"),
         ("notification", {"message": "allow?"}, "waiting_for_input", "Notification: allow?"),
         ("notification", {}, "waiting_for_input", "Notification received"),
         ("response-complete", {"message": "done"}, "completed", "Agent completed task: done"),
@@ -114,13 +114,13 @@ def test_the_log_goes_to_home_unless_scions_folder_exists(home: Path) -> None:
         ("prompt-submit", {"prompt": "fix it"}, "thinking", "User prompt: fix it"),
         ("prompt-submit", {}, "thinking", "User prompt submitted"),
         ("agent-start", {"prompt": "ignored"}, "thinking", "Agent turn started"),
-        ("agent-end", {}, "idle", "Agent turn completed"),
+        ("agent-end", {}, "working", "Agent turn completed"),
         ("model-start", {}, "thinking", "LLM call started"),
-        ("model-end", {}, "idle", "LLM call completed"),
+        ("model-end", {}, "working", "LLM call completed"),
         ("pre-start", {}, "starting", "Container initializing"),
-        ("post-start", {}, "idle", "Container ready"),
+        ("post-start", {}, "working", "Container ready"),
         ("pre-stop", {}, "stopping", "Container shutting down (received termination signal)"),
-        ("subagent-end", {}, "idle", "Event: subagent-end"),
+        ("subagent-end", {}, "working", "Event: subagent-end"),
     ],
 )
 def test_each_event_is_described_as_scion_describes_it(
@@ -130,7 +130,7 @@ def test_each_event_is_described_as_scion_describes_it(
 
 
 def test_an_unmapped_event_is_described_by_its_raw_name() -> None:
-    assert agent_log.describe(event("compaction", "PreCompact")) == ("idle", "Event: PreCompact")
+    assert agent_log.describe(event("compaction", "PreCompact")) == ("working", "Event: PreCompact")
 
 
 def test_a_non_string_field_counts_as_missing() -> None:
@@ -146,3 +146,35 @@ def test_a_long_prompt_is_cut_at_100_bytes_even_inside_a_character(home: Path) -
         "thinking",
         "User prompt: " + "é" * 50,
     )
+
+
+def test_quiet_writes_the_line_but_not_the_mirror(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent_log.set_quiet(True)  # what hook and status do: the harness captures stderr
+    agent_log.write_line(str(home), "executing", "Running tool: ls")
+    assert capsys.readouterr().err == ""
+    assert log_entries(home) == [("INFO", "executing", "Running tool: ls")]
+
+
+@pytest.mark.parametrize(
+    ("spec", "written"),
+    [
+        ("", ["INFO", "WARN", "ERROR"]),
+        ("warn", ["WARN", "ERROR"]),
+        ("debug", ["DEBUG", "INFO", "WARN", "ERROR"]),
+        ("error,executing=debug", ["DEBUG", "INFO", "WARN", "ERROR"]),  # this tag's lines
+        ("loud", ["INFO", "WARN", "ERROR"]),  # an invalid level means info
+    ],
+)
+def test_scion_log_level_chooses_the_lines(
+    home: Path, monkeypatch: pytest.MonkeyPatch, spec: str, written: list[str]
+) -> None:
+    monkeypatch.setenv("SCION_LOG_LEVEL", spec)
+    for level in ("DEBUG", "INFO", "WARN", "ERROR"):
+        agent_log.write_line(str(home), "executing", f"at {level}", level=level)
+    assert [level for level, _, _ in log_entries(home)] == written
+
+
+def test_scion_debug_alone_means_debug(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCION_DEBUG", "1")
+    agent_log.write_line(str(home), "", "skipped update", level="DEBUG")
+    assert log_entries(home) == [("DEBUG", None, "skipped update")]

@@ -16,7 +16,8 @@ import pytest
 from conftest import HubServer, log_entries
 
 from sciontool_py.handlers import hub as hub_module
-from sciontool_py.handlers.hub import Hub, HubError, event_update, reply_body, status_body
+from sciontool_py.handlers.hub import Hub, HubError, status_body
+from sciontool_py.handlers.hub_update import event_update
 
 TOKEN = "tok-5d1e9a7c3b"
 
@@ -182,65 +183,12 @@ def test_status_body_in_scions_order_without_empty_fields(
     assert got == body and list(got) == list(body)
 
 
-@pytest.mark.parametrize(
-    ("name", "info", "text", "fields"),
-    [
-        ("session-start", {"activity": "idle"}, {}, {"message": "Session started"}),
-        ("session-end", {}, {}, {"phase": "stopped", "message": "Session ended"}),
-        ("prompt-submit", {"activity": "thinking"}, {"prompt": "fix it"}, {"message": "fix it"}),
-        ("agent-start", {"activity": "thinking"}, {}, {"message": "Processing"}),
-        ("model-start", {"activity": "thinking"}, {"prompt": "p" * 150}, {"message": "p" * 97 + "..."}),
-        (
-            "tool-start",
-            {"activity": "executing", "toolName": "ls"},
-            {"tool_name": "ls"},
-            {"message": "Executing: ls"},
-        ),
-        ("tool-start", {"activity": "executing"}, {}, {"message": "Executing tool"}),
-        (
-            "tool-start",
-            {"activity": "waiting_for_input"},
-            {"tool_name": "Ask"},
-            {"message": "Waiting for input"},
-        ),
-        ("notification", {"activity": "waiting_for_input"}, {"message": "allow?"}, {"message": "allow?"}),
-        ("notification", {"activity": "waiting_for_input"}, {}, {"message": "Waiting for input"}),
-        (
-            "response-complete",
-            {"activity": "completed"},
-            {"message": "m" * 250},
-            {"taskSummary": "m" * 197 + "..."},
-        ),
-        ("response-complete", {"activity": "completed"}, {}, {"taskSummary": "Task completed"}),
-        ("tool-end", {"activity": "idle"}, {"tool_name": "ls"}, {"message": "Ready"}),
-        ("agent-end", {"activity": "idle"}, {}, {"message": "Ready"}),
-    ],
-)
-def test_each_event_reports_what_scions_hub_handler_reports(
-    name: str, info: dict[str, object], text: dict[str, str], fields: dict[str, object]
-) -> None:
-    expected = {"activity": info.get("activity"), "toolName": info.get("toolName"), **fields}
-    assert event_update(name, info, text) == expected
-
-
-def test_a_reply_is_sent_whole_up_to_64_kib() -> None:
-    assert reply_body("done") == {
-        "msg": "done",
-        "type": "assistant-reply",
-        "visibility": "verbose",
-        "metadata": {"source": "hook"},
-    }
-    long = "é" * 40_000  # 80,000 bytes
-    msg = reply_body(long)["msg"]
-    assert isinstance(msg, str) and msg.endswith("\n[truncated]")
-    assert msg[: -len("\n[truncated]")] == "é" * 32_768  # cut at 64 KiB, never inside a character
-
-
 def test_a_report_body_is_json_the_hub_can_read(hub: HubServer) -> None:
-    body = status_body(
-        event_update("tool-start", {"activity": "executing", "toolName": "<ls>"}, {"tool_name": "<ls>"})
+    update = event_update(
+        "tool-start", "executing", {"tool_name": "<ls>", "prompt": "", "message": ""}, False
     )
-    Hub(hub.url, "a", TOKEN).post("status", body)
+    assert update is not None
+    Hub(hub.url, "a", TOKEN).post("status", status_body(update))
     assert json.loads(hub.requests[0].body) == {
         "activity": "executing",
         "toolName": "<ls>",

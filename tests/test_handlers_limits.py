@@ -71,7 +71,7 @@ def test_the_limit_is_exceeded_when_the_count_reaches_it(home: Path) -> None:
 
 
 def test_model_calls_are_counted_only_with_their_limit(home: Path) -> None:
-    limits.count_event(str(home), "model-end", TURNS)
+    assert limits.count_event(str(home), "model-end", TURNS) == (None, "")
     assert not (home / "agent-limits.json").exists()
     both = {"max_turns": 5, "max_model_calls": 1}
     _, exceeded = limits.count_event(str(home), "model-end", both)
@@ -81,8 +81,7 @@ def test_model_calls_are_counted_only_with_their_limit(home: Path) -> None:
 
 @pytest.mark.parametrize("name", ["tool-start", "tool-end", "model-start", "agent-start", "prompt-submit"])
 def test_other_events_are_not_counted_and_write_nothing(home: Path, name: str) -> None:
-    state, exceeded = limits.count_event(str(home), name, {"max_turns": 1, "max_model_calls": 1})
-    assert exceeded == "" and (state["turn_count"], state["model_call_count"]) == (0, 0)
+    assert limits.count_event(str(home), name, {"max_turns": 1, "max_model_calls": 1}) == (None, "")
     assert not (home / "agent-limits.json").exists()
 
 

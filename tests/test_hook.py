@@ -41,7 +41,7 @@ def test_the_dialects_declared_response_is_returned_for_its_raw_event(home: Path
     out = run_hook(None, dialect, b'{"kind": "call.begin", "call": {"tool": {"name": "ls"}}}')
     assert out == '{"decision":"allow","reason":"observed by sciontool"}\n'
     assert run_hook(None, dialect, b'{"kind": "call.finish"}') == ""
-    assert read_info(home) == {"activity": "idle"}
+    assert read_info(home) == {"activity": "working"}
 
 
 def test_the_dialects_input_tools_mean_waiting_for_the_user(home: Path) -> None:
@@ -58,7 +58,7 @@ def test_the_first_prompt_is_saved(home: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"\xff{}", "envelope is not valid UTF-8 (bad byte at offset 0)"),
+        (b"\xff{}", "envelope: invalid JSON"),  # the byte reads as U+FFFD, as in Go
         (b"  \n", "envelope is blank: expected one JSON object"),
         (b"{nope", "envelope: invalid JSON"),
     ],
@@ -67,6 +67,11 @@ def test_bad_bytes_are_one_clear_error(data: bytes, message: str) -> None:
     with pytest.raises(EventError) as caught:
         parse_envelope(data)
     assert str(caught.value).startswith(message)
+
+
+def test_a_byte_that_is_not_utf8_is_read_as_go_reads_it(home: Path) -> None:
+    run_hook("core-agent", None, b'{"hook_event_name": "tool-start", "tool_name": "caf\xe9"}')
+    assert read_info(home) == {"activity": "executing", "toolName": "caf\ufffd"}  # the event is not lost
 
 
 def test_bad_input_changes_nothing(home: Path) -> None:
@@ -81,7 +86,7 @@ def test_bad_input_changes_nothing(home: Path) -> None:
 
 def test_an_event_that_changes_no_activity_writes_no_agent_info(home: Path) -> None:
     assert apply_event(str(home), event("compaction"), []) == []
-    assert log_entries(home) == [("INFO", "idle", "Event: compaction")]
+    assert log_entries(home) == [("INFO", "working", "Event: compaction")]
     assert not (home / "agent-info.json").exists()
 
 
@@ -110,11 +115,11 @@ def test_limits_are_counted_after_the_event_is_logged(
 ) -> None:
     monkeypatch.setenv("SCION_MAX_TURNS", "2")
     hook({"hook_event_name": "agent-end"})
-    assert read_info(home) == {"activity": "idle"} and not trigger.exists()
+    assert read_info(home) == {"activity": "working"} and not trigger.exists()
     hook({"hook_event_name": "agent-end"})
     assert read_info(home) == {"activity": "limits_exceeded"}
     assert log_entries(home)[-2:] == [
-        ("INFO", "idle", "Agent turn completed"),
+        ("INFO", "working", "Agent turn completed"),
         ("INFO", "LIMITS_EXCEEDED", "Agent stopped: max_turns of 2 exceeded (completed 2)"),
     ]
     assert trigger.read_text() == "max_turns of 2 exceeded (completed 2)"
@@ -146,21 +151,17 @@ def test_the_hub_gets_the_status_after_the_files_are_written(home: Path, hub_env
     )
 
 
-def test_the_hub_gets_the_counts_when_limits_are_set(
+def test_the_hub_gets_the_counts_in_their_own_update_when_limits_are_set(
     home: Path, hub_env: HubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCION_MAX_MODEL_CALLS", "10")
     hook({"hook_event_name": "model-end"})
-    body = json.loads(hub_env.requests[0].body)
-    started = json.loads((home / "agent-limits.json").read_text())["started_at"]
-    assert body == {
-        "activity": "idle",
-        "status": "idle",
-        "message": "Ready",
-        "currentTurns": 0,
-        "currentModelCalls": 1,
-        "startedAt": started,
-    }
+    assert [json.loads(r.body) for r in hub_env.requests] == [
+        {"activity": "working", "status": "working", "message": "Ready"},
+        {"currentTurns": 0, "currentModelCalls": 1},
+    ]
+    hook({"hook_event_name": "tool-start", "tool_name": "ls"})  # not counted: no counts update
+    assert len(hub_env.requests) == 3
 
 
 def test_an_agent_reply_is_sent_to_the_hub_before_the_status(home: Path, hub_env: HubServer) -> None:

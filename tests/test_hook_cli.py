@@ -13,7 +13,9 @@ import pytest
 from conftest import FIXTURES, Agent
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "read_file", "tool_input": {"path": "/etc/hosts"}}
-LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[INFO\] \[(?P<tag>[^]]+)\] (?P<msg>.*)$")
+# Go's time.RFC3339Nano in UTC: nanoseconds with trailing zeros trimmed.
+STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z"
+LINE = re.compile(rf"^{STAMP} \[sciontool\] \[INFO\] \[(?P<tag>[^]]+)\] (?P<msg>.*)$")
 
 
 def test_tool_start_sets_executing_and_logs_one_line(agent: Agent) -> None:
@@ -26,7 +28,7 @@ def test_tool_start_sets_executing_and_logs_one_line(agent: Agent) -> None:
     [line] = agent.log_lines
     match = LINE.match(line)
     assert match and match["tag"] == "executing" and match["msg"] == "Running tool: read_file"
-    assert result.stderr == b"[sciontool] INFO: [executing] Running tool: read_file\n"
+    assert result.stderr == b""  # quiet, as Scion's hook: the harness captures stderr
 
 
 def test_normalize_prints_scions_event_shape(agent: Agent) -> None:
@@ -41,9 +43,9 @@ def test_normalize_prints_scions_event_shape(agent: Agent) -> None:
 def test_recorded_core_agent_session_walks_the_four_states(agent: Agent) -> None:
     steps = [
         (TOOL_START, "executing"),
-        ({"hook_event_name": "tool-end", "tool_name": "read_file", "tool_output": {"ok": True}}, "idle"),
+        ({"hook_event_name": "tool-end", "tool_name": "read_file", "tool_output": {"ok": True}}, "working"),
         ({"hook_event_name": "model-start"}, "thinking"),
-        ({"hook_event_name": "agent-end"}, "idle"),
+        ({"hook_event_name": "agent-end"}, "working"),
     ]
     for envelope, activity in steps:
         assert agent.hook(envelope, "--dialect=core-agent").returncode == 0
@@ -104,7 +106,7 @@ def test_other_keys_are_kept_and_legacy_keys_dropped(agent: Agent) -> None:
 
 @pytest.mark.parametrize(
     ("event", "phase", "activity"),
-    [("pre-start", "starting", None), ("post-start", "running", "idle"), ("pre-stop", "stopping", None)],
+    [("pre-start", "starting", None), ("post-start", "running", "working"), ("pre-stop", "stopping", None)],
 )
 def test_lifecycle_events_set_the_phase(agent: Agent, event: str, phase: str, activity: str | None) -> None:
     agent.run("status", "blocked")
@@ -130,7 +132,7 @@ def test_long_prompt_is_cut_at_100_bytes_in_the_log_and_saved_whole(agent: Agent
 
 def test_unmapped_event_is_logged_by_raw_name(agent: Agent) -> None:
     agent.hook({"hook_event_name": "compaction"}, "--dialect=core-agent")
-    assert LINE.match(agent.log_lines[0]).group("tag", "msg") == ("idle", "Event: compaction")  # type: ignore[union-attr]
+    assert LINE.match(agent.log_lines[0]).group("tag", "msg") == ("working", "Event: compaction")  # type: ignore[union-attr]
     assert not (agent.home / "agent-info.json").exists()
 
 
@@ -160,13 +162,13 @@ def test_empty_stdin_is_a_no_op(agent: Agent) -> None:
 def test_bad_input_is_one_clear_error_exit_1_and_touches_nothing(
     agent: Agent, stdin: bytes, args: list[str], message: str
 ) -> None:
-    (agent.home / "agent-info.json").write_text('{"activity": "idle"}')
+    (agent.home / "agent-info.json").write_text('{"activity": "working"}')
     result = agent.hook(stdin, *args)
     assert result.returncode == 1
     assert message in result.stderr.decode()
     assert result.stderr.decode().startswith("sciontool hook: ")
     assert b"Traceback" not in result.stderr and result.stdout == b""
-    assert (agent.home / "agent-info.json").read_text() == '{"activity": "idle"}'
+    assert (agent.home / "agent-info.json").read_text() == '{"activity": "working"}'
     assert not (agent.home / "agent.log").exists()
 
 
@@ -175,6 +177,34 @@ def test_declared_response_is_the_only_stdout(agent: Agent) -> None:
     result = agent.hook({"kind": "call.begin"}, f"--dialect-file={dialect}")
     assert result.stdout == b'{"decision":"allow","reason":"observed by sciontool"}\n'
     assert agent.hook({"kind": "call.finish"}, f"--dialect-file={dialect}").stdout == b""
+
+
+def test_a_response_is_read_as_yaml_1_2_and_printed_as_go_encodes_it(agent: Agent, tmp_path: Path) -> None:
+    dialect = tmp_path / "dialect.yaml"
+    dialect.write_text(
+        "dialect: mine\nevent_name_field: hook_event_name\n"
+        "responses:\n  on: {continue: yes, mode: 0o755, at: 12:30, n: 1e3, html: <&>}\n"
+    )
+    result = agent.hook({"hook_event_name": "on"}, f"--dialect-file={dialect}")
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert (
+        result.stdout
+        == b'{"at":"12:30","continue":"yes","html":"\\u003c\\u0026\\u003e","mode":493,"n":1000}\n'
+    )
+
+
+def test_a_response_json_cannot_carry_is_a_load_error_not_a_hook_time_error(
+    agent: Agent, tmp_path: Path
+) -> None:
+    dialect = tmp_path / "dialect.yaml"
+    dialect.write_text("dialect: mine\nevent_name_field: hook_event_name\nresponses:\n  X: {n: .nan}\n")
+    for envelope in ({"hook_event_name": "X"}, {"hook_event_name": "Y"}):
+        result = agent.hook(envelope, f"--dialect-file={dialect}")
+        assert result.returncode == 1 and result.stdout == b""
+        assert result.stderr.decode() == (
+            f"sciontool hook: {dialect}:4:10: responses.X.n: a JSON response cannot carry nan "
+            "(no JSON number is NaN or infinite)\n"
+        )
 
 
 def test_legacy_hook_forms(agent: Agent) -> None:
@@ -221,7 +251,7 @@ def test_turn_limit_is_counted_and_enforced(agent: Agent) -> None:
     limits = json.loads((agent.home / "agent-limits.json").read_text())
     assert (limits["turn_count"], limits["max_turns"], limits["max_model_calls"]) == (1, 2, 0)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", limits["started_at"])
-    assert agent.info["activity"] == "idle" and not trigger.exists()
+    assert agent.info["activity"] == "working" and not trigger.exists()
     agent.hook(end, "--dialect=core-agent", SCION_MAX_TURNS="2")
     assert agent.info["activity"] == "limits_exceeded"
     assert LINE.match(agent.log_lines[-1]).group("tag", "msg") == (  # type: ignore[union-attr]
@@ -263,8 +293,8 @@ def test_dialects_path_then_harness_file_then_packaged(agent: Agent, tmp_path: P
     agent.hook({"e": "go"}, "--dialect=core-agent")  # the harness bundle replaces the packaged one
     assert agent.info["activity"] == "waiting_for_input"
     listed = agent.run("dialect", "list", **env).stdout.decode().splitlines()
-    assert listed[0] == f"mine\t{search / 'mine' / 'dialect.yaml'}"
-    assert f"core-agent\t{harness / 'dialect.yaml'}" in listed
+    assert listed[0] == f"mine\t{search / 'mine' / 'dialect.yaml'}\tok"
+    assert f"core-agent\t{harness / 'dialect.yaml'}\tok" in listed
 
 
 def test_symlinked_dialect_escaping_the_search_path_is_refused(agent: Agent, tmp_path: Path) -> None:
@@ -288,7 +318,7 @@ def test_dialect_cache_sees_every_change(agent: Agent, tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("tool-start", "tool-end  "))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     agent.hook({"e": "go"}, *args)
-    assert agent.info["activity"] == "idle"
+    assert agent.info["activity"] == "working"
     # Same mtime, new size.
     stat = path.stat()
     path.write_text(path.read_text().replace("tool-end  ", "notification"))
@@ -381,3 +411,36 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent) -> None:
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.hook" in loaded
     assert not loaded & {"typer", "click", "yaml", "json", "re", "orjson", "urllib.request", "dataclasses"}
+
+
+def test_dialect_list_marks_what_cannot_be_used(agent: Agent, tmp_path: Path) -> None:
+    search = tmp_path / "dialects"
+    _dialect(search, "claude", "tool-start")  # shadows the shipped claude
+    (search / "broken").mkdir()
+    (search / "broken" / "dialect.yaml").write_text("dialect: broken\nmappings: [\n")
+    (search / "renamed").mkdir()
+    (search / "renamed" / "dialect.yaml").write_text("dialect: other\nevent_name_field: e\n")
+    listed = agent.run("dialect", "list", SCION_DIALECTS_PATH=str(search)).stdout.decode().splitlines()
+    rows = {(line.split("\t")[0], line.split("\t")[1]): line.split("\t")[2] for line in listed}
+    assert rows[("claude", str(search / "claude" / "dialect.yaml"))] == "ok"
+    shipped_claude = next(
+        path for name, path in rows if name == "claude" and not path.startswith(str(search))
+    )
+    assert rows[("claude", shipped_claude)] == f"shadowed by {search / 'claude' / 'dialect.yaml'}"
+    assert rows[("broken", str(search / "broken" / "dialect.yaml"))].startswith("invalid: 3:1: invalid YAML")
+    assert rows[("renamed", str(search / "renamed" / "dialect.yaml"))] == "name mismatch: declares 'other'"
+    assert rows[("core-agent", shipped_claude.replace("claude", "core-agent"))] == "ok"
+
+
+def test_normalize_reads_stdin_for_a_dash(agent: Agent, tmp_path: Path) -> None:
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps({"hook_event_name": "agent-end"}) + "\n")
+    result = agent.run("normalize", "--dialect=core-agent", str(log), "-", stdin=TOOL_START)
+    names = [json.loads(line)["name"] for line in result.stdout.splitlines()]
+    assert (result.returncode, names) == (0, ["agent-end", "tool-start"])
+
+
+def test_emit_help_fits_80_columns_without_cutting(agent: Agent) -> None:
+    text = agent.run("emit", "--help", COLUMNS="80").stdout.decode()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "…" not in text and "--model-start-on-final-text" in text and "narrowed only by --deny" in text

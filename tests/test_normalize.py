@@ -84,6 +84,34 @@ def test_claude_reads_assistant_text_from_the_transcript(tmp_path: Path) -> None
     assert "assistant_text" not in gone.data
 
 
+def test_claude_keeps_the_transcripts_blocks_and_only_the_text_as_assistant_text(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "message": {"content": "fix it"}},
+        {"type": "assistant", "message": {"content": [{"type": "thinking", "thinking": "hmm"}]}},
+        {"type": 5, "message": {"content": "a wrong-typed entry is skipped whole"}},
+        {"type": "assistant", "message": "not an object: skipped"},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": " Fixed. "}, None]}},
+    ]
+    transcript.write_text("\r\n".join(json.dumps(x) for x in lines) + "\r\n")
+    event = normalize(find_dialect("claude"), {"hook_event_name": "Stop", "transcript_path": str(transcript)})
+    assert json.loads(event.to_json())["data"] == {
+        "assistant_text": "Fixed.",
+        # A block's text is kept as sent; only the joined assistant_text is trimmed.
+        "assistant_content": {
+            "blocks": [{"type": "thinking", "text": "hmm"}, {"type": "text", "text": " Fixed. "}]
+        },
+    }
+    # A final message with only thinking is content: the transcript is not read.
+    only_thinking = {"hook_event_name": "Stop", "transcript_path": str(transcript)}
+    only_thinking["last_assistant_message"] = [{"type": "thinking", "thinking": "still thinking"}]
+    event = normalize(find_dialect("claude"), only_thinking)
+    assert "assistant_text" not in event.data
+    assert json.loads(event.to_json())["data"]["assistant_content"] == {
+        "blocks": [{"type": "thinking", "text": "still thinking"}]
+    }
+
+
 def test_event_name_fields_win_over_the_legacy_field(tmp_path: Path) -> None:
     path = tmp_path / "dialect.yaml"
     path.write_text("dialect: t\nevent_name_field: legacy\nevent_name_fields: [type]\n")

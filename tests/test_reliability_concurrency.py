@@ -23,8 +23,10 @@ from conftest import TIMED
 pytestmark = TIMED
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
-SEED = {"phase": "running", "activity": "idle", "harness": "core-agent", "detail": {"message": "seeded"}}
-LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sciontool\] \[INFO\] \[[a-z_]+\] \S.*")
+SEED = {"phase": "running", "activity": "working", "harness": "core-agent", "detail": {"message": "seeded"}}
+LOG_LINE = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z \[sciontool\] \[INFO\] \[[a-z_]+\] \S.*"
+)
 
 # (arguments, envelope or None for a status call, expected agent.log message, how many)
 CALLS: list[tuple[list[str], dict[str, object] | None, str, int]] = [

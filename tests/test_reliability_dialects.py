@@ -110,10 +110,7 @@ def test_non_standard_yaml_tags_are_refused_and_never_run(agent: Agent, tmp_path
     path = write(tmp_path / "tags.yaml", HEADER + f"responses:\n  go:\n    x: {tag.format(marker=marker)}\n")
     result = run_limited(agent, f"--dialect-file={path}")
     assert_refused(agent, result, "tags.yaml:7:")
-    assert (
-        "could not determine a constructor for the tag" in result.stderr
-        or "JSON cannot carry" in result.stderr
-    )
+    assert "could not determine a constructor for the tag" in result.stderr or "cannot carry" in result.stderr
     assert not marker.exists()
 
 

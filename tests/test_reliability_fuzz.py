@@ -81,7 +81,11 @@ def cases(draw: st.DrawFn) -> tuple[str, bytes]:
             st.dictionaries(words, st.dictionaries(st.text(max_size=5), json_values, max_size=3))
         )
     if draw(st.booleans()):
-        doc["options"] = {"input_tools": draw(st.lists(words, max_size=3)), "transcript_assistant_text": True}
+        doc["options"] = {
+            "input_tools": draw(st.lists(words, max_size=3)),
+            "transcript_assistant_text": True,
+            "assistant_blocks": draw(st.booleans()),
+        }
     text = yaml.safe_dump(doc, sort_keys=False)
     if not valid and draw(st.booleans()):  # damage the YAML itself
         cut = draw(st.integers(0, len(text)))

@@ -87,7 +87,7 @@ def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, 
     assert hub_errors(hub_agent) == [
         "[ERROR] Hub status update failed: gave up after 3 attempts: time budget of 3s spent"
     ]
-    assert "[sciontool] ERROR: Hub status update failed" in stderr
+    assert stderr == ""  # quiet, as Scion's hook: the failure is in agent.log
 
 
 def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, hub: HubServer) -> None:
@@ -99,7 +99,7 @@ def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, h
         error
         == '[ERROR] Hub status update failed: hub returned error 403: {"error": "no", "token": "[redacted]"}'
     )
-    assert '"token": "[redacted]"' in stderr
+    assert stderr == ""
 
 
 @pytest.mark.slow

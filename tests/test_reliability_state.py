@@ -54,7 +54,7 @@ def test_damaged_limits_file_is_logged_and_counting_restarts(agent: Agent, damag
     line, error = agent.log_lines  # limits are counted after the event is logged, as in Scion
     assert " [sciontool] [ERROR] Failed to read agent-limits.json: parsing " in error
     assert error.endswith("; counting from 0")
-    assert line.endswith("[idle] Agent turn completed")
+    assert line.endswith("[working] Agent turn completed")
     assert json.loads((agent.home / "agent-limits.json").read_text())["turn_count"] == 1
     # Repaired: the next call reads it without complaint.
     agent.hook({"hook_event_name": "agent-end"}, "--dialect=core-agent", SCION_MAX_TURNS="5")
@@ -69,7 +69,7 @@ def test_limits_file_that_cannot_be_written_is_logged_and_the_limit_still_enforc
     assert_no_traceback(result)
     assert result.returncode == 0  # Scion: limits problems are logged, never fatal
     messages = [line.split(" [sciontool] ", 1)[1] for line in agent.log_lines]
-    assert messages[0] == "[INFO] [idle] Agent turn completed"
+    assert messages[0] == "[INFO] [working] Agent turn completed"
     assert messages[1].startswith("[ERROR] Failed to read agent-limits.json: reading ")
     assert messages[2].startswith("[ERROR] Failed to write agent-limits.json: ")
     assert messages[3] == "[INFO] [LIMITS_EXCEEDED] Agent stopped: max_turns of 1 exceeded (completed 1)"
@@ -139,7 +139,7 @@ def test_read_only_home_changes_nothing_and_is_one_error(agent: Agent) -> None:
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("needs unshare(1) for a private read-only mount")
-    seeded = b'{\n  "activity": "idle",\n  "keep": true\n}'
+    seeded = b'{\n  "activity": "working",\n  "keep": true\n}'
     (agent.home / "agent-info.json").write_bytes(seeded)
     envelope, line = probe()
     remount = 'mount --bind "$HOME" "$HOME" && mount -o remount,ro,bind "$HOME" && exec "$0" "$@"'

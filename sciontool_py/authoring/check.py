@@ -32,11 +32,13 @@ def check_file(path: str, carried: set[str] | None = None) -> list[Problem]:
     carried: the top-level keys the harness's envelopes are known to carry;
     without it, paths are not checked against envelopes.
     """
+    if not os.path.exists(path):
+        return [Problem(path, 0, 0, "no such file" if path.endswith(".yaml") else "no such file or folder")]
     try:
         text = read_dialect_text(path)
     except SciontoolError as exc:
         message = str(exc).removeprefix(f"{path}: ")
-        return [Problem(path, 1, 1, message)]
+        return [Problem(path, 0, 0, message)]
     spec, problems, marks = check_text_marked(text, path)
     if spec is None:
         return problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from typing import cast
 
 from sciontool_py import gojson
@@ -78,12 +79,16 @@ def _key(text: str) -> str:
 
 
 def read_log(path: str) -> list[tuple[int, dict[str, object]]]:
-    """(line, envelope) for each JSON object in the log."""
+    """(line, envelope) for each JSON object in the log (`-`: stdin)."""
+    where = "<stdin>" if path == "-" else path
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        if path == "-":
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise SciontoolError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        raise SciontoolError(f"{where}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     decoder = json.JSONDecoder()
     out: list[tuple[int, dict[str, object]]] = []
     pos = 0
@@ -96,12 +101,12 @@ def read_log(path: str) -> list[tuple[int, dict[str, object]]]:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except ValueError as exc:
-            raise SciontoolError(f"{path}:{line}: not JSON: {exc}") from None
+            raise SciontoolError(f"{where}:{line}: not JSON: {exc}") from None
         if not isinstance(value, dict):
-            raise SciontoolError(f"{path}:{line}: an envelope must be a JSON object")
+            raise SciontoolError(f"{where}:{line}: an envelope must be a JSON object")
         out.append((line, value))
     if not out:
-        raise SciontoolError(f"{path}: no envelopes in the log")
+        raise SciontoolError(f"{where}: no envelopes in the log")
     return out
 
 
@@ -171,13 +176,69 @@ def _candidates(field: str, envelopes: list[dict[str, object]]) -> list[tuple[st
     return sorted(seen, key=lambda p: (-seen[p], len(p)))
 
 
+# Structure, beyond key names: an object holding a name string beside an arguments value is a
+# tool call (its name, input and output), wherever the harness nests it.
+_CALL_NAME_KEYS = ("name", "tool", "toolname", "function", "functionname")
+_CALL_INPUT_KEYS = ("args", "arguments", "input", "params", "parameters")
+_CALL_OUTPUT_KEYS = ("result", "output", "response", "returnvalue")
+_SESSION_WORDS = ("session", "thread", "conversation", "chat")
+
+
+def structural_candidates(envelopes: list[dict[str, object]]) -> dict[str, list[tuple[str, ...]]]:
+    """Field paths suggested by the envelopes' shape rather than by a known key name."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+
+    def add(field: str, path: tuple[str, ...]) -> None:
+        if path_segments(".".join(path)) == path and path not in found.setdefault(field, []):
+            found[field].append(path)
+
+    for env in envelopes:
+        for path, value in [((), env), *_paths(env)]:
+            if not isinstance(value, dict):
+                continue
+            keys = {_key(k): k for k in value}
+            name = next(
+                (keys[k] for k in _CALL_NAME_KEYS if isinstance(value.get(keys.get(k, "")), str)), None
+            )
+            args = next((keys[k] for k in _CALL_INPUT_KEYS if k in keys), None)
+            if name is None or args is None:
+                continue
+            add("tool_name", (*path, name))
+            add("tool_input", (*path, args))
+            output = next((keys[k] for k in _CALL_OUTPUT_KEYS if k in keys), None)
+            if output is not None:
+                add("tool_output", (*path, output))
+    for key in envelopes[0] if envelopes else ():
+        values = {env.get(key) for env in envelopes if isinstance(env.get(key), str)}
+        if len(values) == 1 and all(key in env for env in envelopes) and _looks_like_session(key):
+            add("session_id", (key,))
+    return found
+
+
+def _looks_like_session(key: str) -> bool:
+    return any(word in _key(key) for word in _SESSION_WORDS)
+
+
 def detect_fields(
-    name_fields: tuple[str, ...], raw: str, event: str, envelopes: list[dict[str, object]]
+    name_fields: tuple[str, ...],
+    raw: str,
+    event: str,
+    envelopes: list[dict[str, object]],
+    session_envelopes: list[dict[str, object]] | None = None,
 ) -> dict[str, tuple[str, ...]]:
-    """Field paths that change this raw event's normalization, so the defaults miss them."""
+    """Field paths that change this raw event's normalization, so the defaults miss them.
+
+    session_envelopes: the whole log, for what only holds across events (a session id that
+    never changes); this event's envelopes when not given.
+    """
+    structural = structural_candidates(envelopes)
+    structural.update(
+        {k: v for k, v in structural_candidates(session_envelopes or envelopes).items() if k == "session_id"}
+    )
     fields: dict[str, tuple[str, ...]] = {}
     for field in FIELD_ALIASES:
-        for path in _candidates(field, envelopes):
+        candidates = structural.get(field, []) + _candidates(field, envelopes)
+        for path in candidates:
             before = _data(name_fields, raw, event, fields, envelopes, field)
             after = _data(name_fields, raw, event, {**fields, field: path}, envelopes, field)
             if before != after and any(v is not None for v in after):
@@ -198,6 +259,48 @@ def _data(
     return [normalize(spec, env).data.get(field) for env in envelopes]
 
 
+# Words in a raw event name -> the canonical event they most likely mean, first match wins.
+_SUBJECTS = {
+    "tool": {"tool", "call", "function", "command", "exec", "shell"},
+    "model": {"model", "llm", "generation", "completion", "inference"},
+    "session": {"session"},
+    "turn": {"turn", "agent", "run"},
+    "prompt": {"prompt", "user"},
+}
+_STARTS = {"start", "started", "begin", "before", "pre", "request", "invoke", "invoked", "created"}
+_ENDS = {"end", "ended", "finish", "finished", "done", "after", "post", "complete", "completed", "result"}
+_ENDS_AND_REPLIES = _ENDS | {"response", "reply", "usage", "stop", "stopped", "closed", "deleted"}
+_WORD_RULES = (
+    ("tool", _STARTS, "tool-start"),
+    ("tool", _ENDS_AND_REPLIES, "tool-end"),
+    ("model", _STARTS, "model-start"),
+    ("model", _ENDS_AND_REPLIES, "model-end"),
+    ("session", _STARTS, "session-start"),
+    ("session", _ENDS_AND_REPLIES, "session-end"),
+    ("prompt", {"submit", "submitted", "sent", "prompt"}, "prompt-submit"),
+    ("turn", _STARTS, "agent-start"),
+    ("turn", _ENDS_AND_REPLIES, "agent-end"),
+)
+
+
+def event_from_words(raw: str) -> str | None:
+    """tool-start for ToolCallStarted or tool.call.begin: a guess from the name's words."""
+    words = set(
+        re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw).lower().replace("_", " ").replace(".", " ").split()
+    )
+    words = {w for word in words for w in word.split("-")}
+    if words & {"notification", "notify", "permission", "approval"}:
+        return "notification"
+    for subject, actions, event in _WORD_RULES:
+        if words & _SUBJECTS[subject] and words & actions:
+            return event
+    return None
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def slug(raw: str) -> str:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", raw)
     return re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-") or "event"
@@ -216,7 +319,8 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
     if not valid_name(name):
         raise SciontoolError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
     recorded = read_log(log_path)
-    fields_for_name = tuple(name_fields(log_path, recorded))
+    where = "<stdin>" if log_path == "-" else log_path
+    fields_for_name = tuple(name_fields(where, recorded))
     # Decode as Go would for normalization; the fixtures keep the envelope as recorded.
     by_raw: dict[str, list[tuple[dict[str, object], dict[str, object]]]] = {}
     for _, env in recorded:
@@ -226,8 +330,8 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
     known = known_events()
     lines = [
         f"{MODELINE_PREFIX}dialect.schema.json",
-        f"# Scaffolded by `sciontool dialect scaffold` from {os.path.basename(log_path)}: "
-        f"{len(recorded)} envelopes, {len(by_raw)} raw events.",
+        f"# Scaffolded by `sciontool dialect scaffold` from {os.path.basename(where)}: "
+        f"{_plural(len(recorded), 'envelope')}, {_plural(len(by_raw), 'raw event')}.",
         "# Check each guessed mapping, resolve each TODO, then run",
         "# `sciontool dialect check` and `sciontool dialect test` on this folder.",
         f"dialect: {name}",
@@ -238,11 +342,18 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
     for raw, pairs in by_raw.items():
         guesses = known.get(_key(raw), {})
         event = next(iter(guesses)) if len(guesses) == 1 else None
-        fields = detect_fields(fields_for_name, raw, event or raw, [d for _, d in pairs])
-        seen = f"seen {len(pairs)} time{'s' if len(pairs) > 1 else ''}"
+        from_words = event is None and not guesses and (event := event_from_words(raw)) is not None
+        everything = [d for many in by_raw.values() for _, d in many]
+        fields = detect_fields(fields_for_name, raw, event or raw, [d for _, d in pairs], everything)
+        seen = f"seen {_plural(len(pairs), 'time')}"
         if event is not None:
             mapped += 1
-            body.append(f"  # {raw} ({seen}): as {_sources(guesses[event])}")
+            source = (
+                "guessed from the words of its name: check it"
+                if from_words
+                else (f"as {_sources(guesses[event])}")
+            )
+            body.append(f"  # {raw} ({seen}): {source}")
             body += _mapping_lines(raw, event, fields, "  ")
             continue
         todo += 1

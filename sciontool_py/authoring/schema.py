@@ -14,7 +14,8 @@ from sciontool_py.dialect.validate import MAPPING_KEYS, OPTION_KINDS, TOP_LEVEL_
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-# The modeline a dialect file carries to use the schema (committed as schema/dialect.schema.json).
+# The modeline a dialect file carries to use the schema: dialects/dialect.schema.json, shipped
+# in the package beside the dialects, so the shipped files point at ../dialect.schema.json.
 MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 # What validate.path_segments accepts: no surrounding whitespace, an optional
@@ -56,17 +57,17 @@ def build_schema() -> dict[str, object]:
             "description": "Raw event name = the first non-empty string among these envelope fields.",
         },
         "mappings": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": {"$ref": "#/$defs/mapping"},
             "description": "Raw event name, as the harness sends it -> canonical event.",
         },
         "responses": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": {"type": "object"},
             "description": "Raw event name -> object printed as JSON on stdout for that event.",
         },
         "options": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": False,
             "properties": {key: _option(kind) for key, kind in OPTION_KINDS.items()},
         },
@@ -74,7 +75,7 @@ def build_schema() -> dict[str, object]:
     mapping: dict[str, dict[str, object]] = {
         "event": {"enum": list(EVENTS), "description": "The canonical event."},
         "fields": {
-            "type": "object",
+            "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": False,
             "properties": {
                 field: {"$ref": "#/$defs/path", "description": f"{field}: {_KIND_TEXT[kind]}"}

@@ -13,6 +13,10 @@ from sciontool_py.dialect.load import load_dialect
 from sciontool_py.dialect.spec import DialectSpec, valid_name
 from sciontool_py.errors import DialectError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 DEFAULT_DIALECT = "claude"  # Scion's default when --dialect is not given
 
 
@@ -79,31 +83,63 @@ def resolve(name: str | None, dialect_file: str | None) -> DialectSpec:
 
 
 def list_dialects() -> list[tuple[str, str]]:
-    """(name, path) of every dialect found, in lookup order, first of a name only."""
-    found: dict[str, str] = {}
+    """(name, path) of every usable dialect, in lookup order, first of a name only."""
+    return [(name, path) for name, path, status in dialect_entries() if status == "ok"]
+
+
+def dialect_entries() -> list[tuple[str, str, str]]:
+    """(name, path, status) of every dialect file on the lookup path, in lookup order.
+
+    status: `ok`; `invalid: <first error>`; `name mismatch: declares X` (a folder NAME whose
+    file declares another dialect: --dialect=NAME refuses it); `shadowed by <path>` (an earlier
+    entry of the same name wins).
+    """
+    entries: list[tuple[str, str, str]] = []
+    first: dict[str, str] = {}
+
+    def add(name: str, path: str, declared: str | None, problem: str | None) -> None:
+        if problem is not None:
+            status = f"invalid: {problem}"
+        elif declared != name:
+            status = f"name mismatch: declares {declared!r}"
+        elif name in first:
+            status = f"shadowed by {first[name]}"
+        else:
+            first[name] = path
+            status = "ok"
+        entries.append((name, path, status))
+
     search = _search_dirs()
     for folder in search[:-1]:
-        _collect(folder, found)
+        _collect(folder, add)
     harness = harness_file()
     if os.path.isfile(harness):
-        try:
-            found.setdefault(load_dialect(harness).name, harness)
-        except DialectError:
-            pass
-    _collect(search[-1], found)
-    return list(found.items())
+        declared, problem = _declared(harness)
+        add(declared or "?", harness, declared, problem)
+    _collect(search[-1], add)
+    return entries
 
 
-def _collect(folder: str, found: dict[str, str]) -> None:
+def _declared(path: str) -> tuple[str | None, str | None]:
+    """The name a dialect file declares, or the problem that makes it unusable."""
+    try:
+        return load_dialect(path).name, None
+    except DialectError as exc:
+        return None, str(exc).removeprefix(f"{os.path.abspath(path)}:").strip()  # keeps line:col
+
+
+def _collect(folder: str, add: Callable[[str, str, str | None, str | None], None]) -> None:
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return
     for name in names:
-        if valid_name(name) and name not in found:
-            try:
-                path = _inside(folder, name)
-            except DialectError:
-                continue
-            if path:
-                found[name] = path
+        if not valid_name(name):
+            continue
+        try:
+            path = _inside(folder, name)
+        except DialectError as exc:
+            add(name, os.path.join(folder, name, "dialect.yaml"), None, str(exc))
+            continue
+        if path:
+            add(name, path, *_declared(path))

@@ -129,20 +129,55 @@ def event_data(
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path
-    if not data.get("assistant_text") and _reads_transcript(spec, name):
-        transcript = payload.get("transcript_path")
-        if type(transcript) is str and transcript:
-            from sciontool_py.dialect.transcript import last_assistant_text
-
-            text = last_assistant_text(transcript)
-            if text:
-                data["assistant_text"] = text
+    if name == "agent-end" and spec.options:
+        blocks = bool(spec.options.get("assistant_blocks"))
+        if blocks or (_reads_transcript(spec, name) and not data.get("assistant_text")):
+            _assistant_turn(spec, payload, mapping, data, blocks)
     return data
 
 
 def _reads_transcript(spec: DialectSpec, name: str) -> bool:
     """Whether an event of this canonical name may take its assistant text from the transcript."""
     return name == "agent-end" and bool(spec.options.get("transcript_assistant_text"))
+
+
+def _assistant_turn(
+    spec: DialectSpec,
+    payload: dict[str, object],
+    mapping: Mapping | None,
+    data: dict[str, object],
+    blocks: bool,
+) -> None:
+    """An agent-end's assistant text (and with assistant_blocks its content) as Scion's claude
+    dialect reads it: from the final message, else from the transcript."""
+    from sciontool_py.assistant import from_message
+
+    content = None
+    if blocks:
+        data.pop("assistant_text", None)  # read again below: blocks, not a plain string
+        path = mapping.fields.get("assistant_text") if mapping is not None else None
+        if path is not None:
+            content = from_message(_walk(payload, path))
+    if content is None and spec.options.get("transcript_assistant_text"):
+        transcript = payload.get("transcript_path")
+        if type(transcript) is str and transcript:
+            from sciontool_py.dialect.transcript import last_assistant_turn
+
+            content = last_assistant_turn(transcript)
+    if content is None:
+        return
+    text = content.text_only()
+    if text:
+        data["assistant_text"] = text
+    if blocks:
+        data["assistant_content"] = content
+
+
+def _walk(payload: dict[str, object], path: tuple[str, ...]) -> object:
+    value: object = payload
+    for key in path:
+        value = value.get(key) if type(value) is dict else None
+    return value
 
 
 def _token(value: object) -> int:
@@ -155,23 +190,33 @@ def _token(value: object) -> int:
     return count if 0 < count <= _INT64_MAX else 0
 
 
+# (field, its own name, the other name read only while the field is still 0)
+_TOKEN_NAMES = (
+    ("input_tokens", "input_tokens", "prompt_tokens"),
+    ("output_tokens", "output_tokens", "completion_tokens"),
+    ("cached_tokens", "cached_tokens", "cache_read_input_tokens"),
+)
+
+
 def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
-    found = _tokens_in(payload)
-    if not found[0] and not found[1]:
+    """Scion's shared extraction, on the data as the mapping left it: a count replaces a
+    field only when > 0, and `usage` is read only while input and output are both 0."""
+    _take_tokens(data, payload)
+    if "input_tokens" not in data and "output_tokens" not in data:
         usage = payload.get("usage")
-        if isinstance(usage, dict):
-            found = _tokens_in(usage)
-    for field, count in zip(("input_tokens", "output_tokens", "cached_tokens"), found, strict=True):
+        if type(usage) is dict:
+            _take_tokens(data, usage)
+
+
+def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
+    for field, name, other in _TOKEN_NAMES:
+        count = _token(source.get(name))
         if count:
             data[field] = count
-
-
-def _tokens_in(obj: dict[str, object]) -> tuple[int, int, int]:
-    return (
-        _token(obj.get("input_tokens")) or _token(obj.get("prompt_tokens")),
-        _token(obj.get("output_tokens")) or _token(obj.get("completion_tokens")),
-        _token(obj.get("cached_tokens")) or _token(obj.get("cache_read_input_tokens")),
-    )
+        elif field not in data:
+            count = _token(source.get(other))
+            if count:
+                data[field] = count
 
 
 def _file_path(payload: dict[str, object]) -> str:

@@ -73,11 +73,11 @@ _BLANK = object()
 
 def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
     """Decode a line the codec's parser refused: blank, Go-valid after all (orjson refuses
-    lone surrogate escapes), the start of one pretty-printed document (first line only), or
-    an EventError naming where it is."""
+    lone surrogate escapes and invalid UTF-8, which Go reads as U+FFFD), the start of one
+    pretty-printed document (first line only), or an EventError naming where it is."""
     try:
         return GO.loads(line)
-    except ValueError as exc:  # gojson.JSONError and UnicodeDecodeError
+    except ValueError as exc:  # gojson.JSONError
         if not line.strip():
             return _BLANK
         if first:
@@ -85,8 +85,7 @@ def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -
                 return GO.loads(line + stream.read())
             except ValueError:
                 pass
-        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-        raise EventError(f"{where}: {reason}") from None
+        raise EventError(f"{where}: {exc}") from None
 
 
 def normalize_stream(
@@ -126,12 +125,13 @@ def normalize_stream(
 
 
 def normalize_files(spec: DialectSpec, files: list[str], include_raw: bool) -> None:
-    """normalize_stream over each file, or stdin when there are none, to stdout."""
+    """normalize_stream over each file (`-` or none: stdin), to stdout."""
     out = sys.stdout.buffer
     codec = default_codec()
-    if not files:
-        normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, include_raw, codec)
-    for path in files:
+    for path in files or ["-"]:
+        if path == "-":
+            normalize_stream(spec, sys.stdin.buffer, "<stdin>", out, include_raw, codec)
+            continue
         try:
             stream = open(path, "rb")  # noqa: SIM115 - closed below; open errors are the user's
         except OSError as exc:

@@ -1,69 +1,81 @@
-"""Assistant text from a Claude-style JSONL transcript (best effort, never an error)."""
+"""An agent-end's assistant turn from a Claude-style JSONL transcript (best effort, never an error)."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
+
+from sciontool_py import gojson
+from sciontool_py.assistant import AssistantContent, transcript_blocks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import BinaryIO
 
-_MAX_LINE = 16 << 20  # Scion's scanner buffer: longer lines are skipped
-_SKIP_CHUNK = 1 << 16
+_MAX_LINE = 16 << 20  # Scion's scanner buffer: reading stops at a longer line
 
 
-def last_assistant_text(path: str) -> str:
-    """Text blocks of the trailing run of assistant entries, joined and trimmed."""
-    blocks: list[str] = []
+def last_assistant_turn(path: str) -> AssistantContent | None:
+    """The blocks of the trailing run of assistant entries; None when there are none."""
+    blocks: list[tuple[str, str]] = []
     try:
         # The path comes from the envelope: a FIFO must not block the open, and
         # only a regular file is read (/dev/zero would be one endless line).
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            return ""
+            return None
         with os.fdopen(fd, "rb") as handle:
             for line in _lines(handle):
-                if not line.strip():
+                entry = _entry(line)
+                if entry is None:
                     continue
-                try:
-                    entry = json.loads(line)
-                except (ValueError, RecursionError):
-                    continue
-                if not isinstance(entry, dict):
-                    continue
-                message = entry.get("message")
-                message = message if isinstance(message, dict) else {}
-                role = entry.get("type") or message.get("role")
+                role, content = entry
                 if role == "user":
                     blocks = []
                 elif role == "assistant":
-                    blocks.extend(_text_blocks(message.get("content")))
+                    blocks += transcript_blocks(content)
     except OSError:
-        return ""
-    return "".join(blocks).strip()
+        return None
+    return AssistantContent(blocks) if blocks else None
 
 
 def _lines(handle: BinaryIO) -> Iterator[bytes]:
-    """The file's lines, skipping those longer than _MAX_LINE without holding them in memory."""
+    """Non-empty lines without their line end, as Go's bufio.Scanner gives them: a line too
+    long for its buffer ends the scan."""
     while line := handle.readline(_MAX_LINE + 1):
-        if len(line) <= _MAX_LINE:
+        if len(line) > _MAX_LINE:
+            return
+        line = line.removesuffix(b"\n").removesuffix(b"\r")
+        if line:
             yield line
-            continue
-        while line and not line.endswith(b"\n"):
-            line = handle.readline(_SKIP_CHUNK)
 
 
-def _text_blocks(content: object) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
+def _entry(line: bytes) -> tuple[str, object] | None:
+    """(type, or else message.role; message.content) of a line, as Go decodes it into a
+    struct: a line whose fields have the wrong JSON types is skipped whole."""
+    try:
+        entry = gojson.loads(gojson.decode_utf8(line))
+    except (gojson.JSONError, RecursionError):
+        return None
+    if type(entry) is not dict:
+        return None
+    kind, message = _field(entry, "type"), _field(entry, "message")
+    if message is None:
+        message = {}
+    if (kind is not None and type(kind) is not str) or type(message) is not dict:
+        return None
+    role = _field(message, "role")
+    if role is not None and type(role) is not str:
+        return None
+    return kind or role or "", _field(message, "content")
+
+
+def _field(obj: dict[str, object], name: str) -> object:
+    # Go matches struct fields case-insensitively, the last matching key winning.
+    found: object = None
+    for key, value in obj.items():
+        if key.lower() == name:
+            found = value
+    return found

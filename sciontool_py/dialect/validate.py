@@ -7,10 +7,12 @@ status display in Scion, long after the file was written.
 from __future__ import annotations
 
 import difflib
+import math
 
 import yaml
 
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
+from sciontool_py.dialect.yaml12 import NULL_TAG, Timestamp, Yaml12Loader
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
@@ -26,6 +28,10 @@ TOP_LEVEL_KEYS = (
 MAPPING_KEYS = ("event", "fields")
 # Options for what YAML paths cannot express.
 OPTION_KINDS = {
+    # agent-end: the value at the assistant_text path is a Claude-style final message
+    # (a string, a string holding a JSON array of content blocks, or the array):
+    # assistant_content keeps every block, assistant_text only the text ones.
+    "assistant_blocks": bool,
     # agent-end: when the envelope has no assistant text, read it from the
     # Claude-style JSONL transcript named by `transcript_path`.
     "transcript_assistant_text": bool,
@@ -46,11 +52,12 @@ class Problem:
 
     def __str__(self) -> str:
         prefix = "" if self.severity == "error" else "warning: "
-        return f"{self.path}:{self.line}:{self.col}: {prefix}{self.message}"
+        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path  # line 0: the whole file
+        return f"{where}: {prefix}{self.message}"
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Refuses YAML aliases: a dialect needs none, and they allow alias bombs."""
+class _NoAliasLoader(Yaml12Loader):
+    """yaml.v3's scalars; refuses YAML aliases: a dialect needs none, and they allow alias bombs."""
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
@@ -100,7 +107,17 @@ class _Checker:
             self.problem(getattr(exc, "problem_mark", None) or node, _yaml_message(exc))
             return None
 
+    def key(self, node: yaml.Node) -> str | None:
+        """A mapping key read into a Go string: its text as written (`on`, `5`, `2026-01-01`),
+        as yaml.v3 reads any scalar into a string; None for null, a list or a mapping."""
+        value = self.value(node)  # still constructed: a bad explicit tag is an error
+        if not isinstance(node, yaml.ScalarNode) or (value is None and node.tag == NULL_TAG):
+            return None
+        text: str = node.value
+        return text
+
     def string(self, node: yaml.Node, what: str) -> str | None:
+        # Stricter than Go for values: `dialect: 5` would be "5" there, and is a mistake here.
         value = self.value(node)
         if isinstance(value, str) and value:
             return value
@@ -110,16 +127,18 @@ class _Checker:
     def pairs(
         self, node: yaml.Node, what: str, allowed: tuple[str, ...] | None = None
     ) -> list[tuple[str, yaml.Node, yaml.Node]]:
-        """The (key, key node, value node) pairs of a mapping, keys checked."""
+        """The (key, key node, value node) pairs of a mapping, keys checked; null is empty."""
+        if _is_null(node):
+            return []
         if not isinstance(node, yaml.MappingNode):
             self.problem(node, f"{what} must be a mapping")
             return []
         seen: set[str] = set()
         out = []
         for key_node, value_node in node.value:
-            key = self.value(key_node)
-            if not isinstance(key, str):
-                self.problem(key_node, f"{what}: key {key!r} must be a string")
+            key = self.key(key_node)
+            if key is None:
+                self.problem(key_node, f"{what}: key {self.value(key_node)!r} must be a string")
                 continue
             if key in seen:
                 self.problem(key_node, f"{what}: duplicate key {key!r}")
@@ -142,9 +161,10 @@ class _Checker:
         if root is None:
             self.problem(None, "the file is empty")
             return None
-        top = {key: (k, v) for key, k, v in self.pairs(root, "dialect file", TOP_LEVEL_KEYS)}
         if not isinstance(root, yaml.MappingNode):
+            self.problem(root, "dialect file must be a mapping")
             return None
+        top = {key: (k, v) for key, k, v in self.pairs(root, "dialect file", TOP_LEVEL_KEYS)}
         name = self.dialect_name(top)
         name_fields = self.name_fields(root, top)
         mappings = self.mappings(top["mappings"][1]) if "mappings" in top else {}
@@ -188,9 +208,10 @@ class _Checker:
         for raw, raw_node, entry in self.pairs(node, "'mappings'"):
             self.mark(("mappings", raw), raw_node)
             where = f"mappings.{raw}"
-            keys = {k: v for k, _, v in self.pairs(entry, where, MAPPING_KEYS)}
             if not isinstance(entry, yaml.MappingNode):
+                self.problem(entry, f"{where} must be a mapping")
                 continue
+            keys = {k: v for k, _, v in self.pairs(entry, where, MAPPING_KEYS)}
             if "event" not in keys:
                 self.problem(entry, f"{where}: missing required key 'event'")
                 continue
@@ -234,14 +255,45 @@ class _Checker:
         out: dict[str, object] = {}
         for raw, raw_node, value_node in self.pairs(node, "'responses'"):
             self.mark(("responses", raw), raw_node)
-            value = self.value(value_node)
-            if not isinstance(value, dict):
+            if not isinstance(value_node, yaml.MappingNode):
                 self.problem(value_node, f"responses.{raw}: must be a mapping (printed as a JSON object)")
-            elif not _is_json(value):
-                self.problem(value_node, f"responses.{raw}: holds a value JSON cannot carry")
-            else:
-                out[raw] = value
+                continue
+            known = len(self.problems)
+            self.value(value_node)  # every tag one the safe loader knows (no python/...), or a problem
+            if len(self.problems) > known:
+                continue
+            try:
+                out[raw] = self.json_value(value_node, f"responses.{raw}", string_keys=True)
+            except _NotJSON as refused:
+                self.problem(refused.node, refused.message)
         return out
+
+    def json_value(self, node: yaml.Node, where: str, string_keys: bool = False) -> object:
+        """What the hook prints for a response value, or _NotJSON where Go's encoder would fail
+        (NaN, infinities, dates, non-string keys) or its reader lose digits (|n| > 2^53).
+
+        string_keys: the keys are read into Go strings (a response's own keys), else
+        they must be strings themselves."""
+        if isinstance(node, yaml.SequenceNode):
+            return [self.json_value(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            self.loader.flatten_mapping(node)  # merge keys (<<), as yaml.v3 applies them
+            out: dict[str, object] = {}
+            seen: set[str] = set()
+            for key_node, value_node in node.value:
+                key = self.key(key_node) if string_keys else self.value(key_node)
+                if key_node.value in seen:
+                    raise _NotJSON(key_node, f"{where}: duplicate key {key_node.value!r}")
+                if not isinstance(key, str):
+                    raise _NotJSON(key_node, f"{where}: {_CANNOT} the key {key!r}, which is not a string")
+                seen.add(key_node.value)
+                out[key] = self.json_value(value_node, where + _step(key))
+            return out
+        value = self.value(node)
+        problem = _json_problem(value)
+        if problem:
+            raise _NotJSON(node, f"{where}: {_CANNOT} {problem}")
+        return value
 
     def options(self, node: yaml.Node) -> dict[str, object]:
         out = {}
@@ -258,14 +310,37 @@ class _Checker:
         return out
 
 
-def _is_json(value: object) -> bool:
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return True
-    if isinstance(value, list):
-        return all(_is_json(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
-    return False
+class _NotJSON(Exception):
+    def __init__(self, node: yaml.Node, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+_CANNOT = "a JSON response cannot carry"
+
+
+def _json_problem(value: object) -> str:
+    """What a scalar is that a JSON response cannot carry as written ('' when it can)."""
+    if isinstance(value, Timestamp):
+        return f"the date {value} (Scion would print it as a time); quote it to send the text"
+    if value is None or isinstance(value, (str, bool)):
+        return ""
+    if isinstance(value, float):
+        return "" if math.isfinite(value) else f"{value} (no JSON number is NaN or infinite)"
+    if isinstance(value, int):
+        return f"{value}: an integer beyond 2^53 does not survive a float64" if abs(value) > 1 << 53 else ""
+    return f"a {type(value).__name__}"
+
+
+def _step(key: str) -> str:
+    """A key in a message's path: `.name`, or `['odd key']` quoted (no control characters)."""
+    plain = key and all(c.isalnum() or c in "_-" for c in key)
+    return f".{key}" if plain else f"[{key!r}]"
+
+
+def _is_null(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag == NULL_TAG
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:

@@ -50,7 +50,7 @@ def apply_event(info: dict[str, object], event: CanonicalEvent, input_tools: lis
     phase = PHASE_FOR_EVENT.get(name)
     if phase is not None:
         info["phase"] = phase
-        set_activity(info, "idle" if name == "post-start" else "")
+        set_activity(info, "working" if name == "post-start" else "")
         return True
     activity = ACTIVITY_FOR_EVENT.get(name)
     if activity is None:

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 
+from sciontool_py.handlers import log_level
 from sciontool_py.handlers.files import SCION_HOME
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 FALLBACK_LOG = "/tmp/agent.log"
+_quiet = False  # hook and status: no mirror on stderr, which the harness captures
 _TAGS = {
     "session-start": "starting",
     "pre-start": "starting",
@@ -54,7 +56,7 @@ def log_path(home: str) -> str:
 def describe(event: CanonicalEvent) -> tuple[str, str]:
     """The (tag, message) of an event's log line."""
     name = event.name
-    tag = _TAGS.get(name, "idle")
+    tag = _TAGS.get(name, "working")
     if name in _FIXED:
         return tag, _FIXED[name]
     if name in _WITH_FIELD:
@@ -81,10 +83,28 @@ def _encode(line: str) -> bytes:
     return line.encode("utf-8", "surrogateescape")
 
 
+def set_quiet(quiet: bool) -> None:
+    """Stop (or restart) mirroring lines to stderr, as Scion's hook and status do."""
+    global _quiet
+    _quiet = quiet
+
+
+def timestamp(ns: int) -> str:
+    """UTC RFC 3339 with nanoseconds, trailing zeros trimmed (Go's time.RFC3339Nano)."""
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    if fraction:
+        stamp += "." + f"{fraction:09d}".rstrip("0")
+    return stamp + "Z"
+
+
 def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
-    """Append one line, and mirror it to stderr as Scion does."""
+    """Append one line at level (INFO, WARN, ERROR, DEBUG) unless SCION_LOG_LEVEL filters it
+    out, and mirror it to stderr unless quiet."""
+    if not log_level.enabled(level, tag):
+        return
     tag_part = f" [{tag}]" if tag else ""
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    stamp = timestamp(time.time_ns())
     line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
     path = log_path(home)
     try:
@@ -99,8 +119,9 @@ def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
             _append(FALLBACK_LOG, _encode(f"{stamp} {warning}\n") + line)
         except OSError:
             pass  # as in Scion: with /tmp unwritable too, the line is dropped
-    sys.stderr.buffer.write(_encode(f"[sciontool] {level}:{tag_part} {message}\n"))
-    sys.stderr.flush()
+    if not _quiet:
+        sys.stderr.buffer.write(_encode(f"[sciontool] {level}:{tag_part} {message}\n"))
+        sys.stderr.flush()
 
 
 def _append(path: str, data: bytes) -> None:

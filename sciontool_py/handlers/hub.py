@@ -20,7 +20,6 @@ BUDGET_SECONDS = 3.0  # all hub traffic of one hook call, retries included
 RETRIES = 3
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 5.0
-REPLY_LIMIT = 64 * 1024
 _BODY_ORDER = (
     "phase",
     "activity",
@@ -141,39 +140,3 @@ def status_body(fields: dict[str, object]) -> dict[str, object]:
         if status:
             body["status"] = status
     return {key: body[key] for key in _BODY_ORDER if key in body}
-
-
-def _truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def event_update(event_name: str, info: dict[str, object], data_text: dict[str, str]) -> dict[str, object]:
-    """The status fields Scion's hub handler sends for an event just applied."""
-    activity = info.get("activity")
-    tool = data_text.get("tool_name", "")
-    fields: dict[str, object] = {"activity": activity, "toolName": info.get("toolName")}
-    if event_name == "session-start":
-        fields["message"] = "Session started"
-    elif event_name == "session-end":
-        fields.update(phase="stopped", message="Session ended")
-    elif event_name in ("prompt-submit", "agent-start", "model-start"):
-        fields["message"] = _truncate(data_text.get("prompt", ""), 100) or "Processing"
-    elif event_name == "tool-start":
-        if activity == "waiting_for_input":
-            fields["message"] = "Waiting for input"
-        else:
-            fields["message"] = f"Executing: {tool}" if tool else "Executing tool"
-    elif event_name == "notification":
-        fields["message"] = _truncate(data_text.get("message", ""), 100) or "Waiting for input"
-    elif event_name == "response-complete":
-        fields["taskSummary"] = _truncate(data_text.get("message", ""), 200) or "Task completed"
-    else:
-        fields["message"] = "Ready"
-    return fields
-
-
-def reply_body(text: str) -> dict[str, object]:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) > REPLY_LIMIT:
-        text = data[:REPLY_LIMIT].decode("utf-8", "ignore") + "\n[truncated]"
-    return {"msg": text, "type": "assistant-reply", "visibility": "verbose", "metadata": {"source": "hook"}}

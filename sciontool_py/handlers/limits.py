@@ -70,12 +70,13 @@ def _render(state: dict[str, object]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
-def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dict[str, object], str]:
-    """Count the event; returns the state and the exceeded message ('' if within limits)."""
-    state = read_state(home, limits)
+def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dict[str, object] | None, str]:
+    """Count the event; returns the counts (None when this event is not counted) and the
+    exceeded message ('' if within limits)."""
     keys = _COUNTED.get(event_name)
     if keys is None or not limits[keys[1]]:
-        return state, ""
+        return None, ""
+    state = read_state(home, limits)
     count_key, limit_key = keys
     count = state[count_key] = int(state[count_key]) + 1  # type: ignore[call-overload]
     try:

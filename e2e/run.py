@@ -1,0 +1,350 @@
+"""`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
+
+Installs Claude Code, Gemini CLI, Codex and opencode from npm into .e2e-cache/
+(several hundred MB, once), then for each: a throwaway HOME and project, `sciontool
+harness install`, one scripted session offline against e2e/fake_model.py, and checks
+of every hook call (e2e/hook_recorder.py stands first on PATH as `sciontool`).
+
+Usage: python e2e/run.py [HARNESS...]   (default: all four; E2E_KEEP=1 keeps the temp folder)
+Exit 0 when every expectation holds; PENDING expectations are reported, not counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_model import FakeModel  # beside this script, which Python puts first on sys.path
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("E2E_CACHE", REPO / ".e2e-cache"))
+PACKAGES = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.197"),
+    "gemini": ("@google/gemini-cli", "0.61.0"),
+    "codex": ("@openai/codex", "0.171.0"),
+    "opencode": ("opencode-ai", "1.18.33"),
+}
+SESSION_TIMEOUT = 300  # seconds one scripted session may take
+
+Info = dict[str, Any]
+# An expectation: the next hook call for this raw event leaves agent-info.json with these keys.
+Step = tuple[str, Info]
+
+EXPECTED: dict[str, list[Step]] = {
+    "claude": [
+        ("SessionStart", {"activity": "working"}),
+        ("UserPromptSubmit", {"activity": "thinking"}),
+        ("PreToolUse", {"activity": "executing", "toolName": "Bash"}),
+        ("PostToolUse", {"activity": "working"}),
+        ("Stop", {"activity": "working"}),
+        ("SessionEnd", {"phase": "stopped"}),
+    ],
+    "gemini": [
+        ("SessionStart", {"activity": "working"}),
+        ("BeforeAgent", {"activity": "thinking"}),
+        ("BeforeModel", {"activity": "thinking"}),
+        ("BeforeTool", {"activity": "executing", "toolName": "run_shell_command"}),
+        ("AfterTool", {"activity": "working"}),
+        ("AfterAgent", {"activity": "working"}),
+        ("SessionEnd", {"phase": "stopped"}),
+    ],
+    "codex": [
+        ("SessionStart", {"activity": "working"}),
+        ("agent-turn-complete", {"activity": "completed"}),
+    ],
+    "opencode": [
+        ("session.created", {"activity": "working"}),
+        ("tool.execute.before", {"activity": "executing", "toolName": "bash"}),
+        ("tool.execute.after", {"activity": "working"}),
+        ("message.part.updated.step-finish", {"activity": "working"}),
+        ("session.idle", {"activity": "working"}),
+    ],
+}
+
+# PENDING: what is right but waits for changes in other branches. Each is checked and
+# reported; none fails the run. When one starts to hold, move it into EXPECTED.
+PENDING: dict[str, list[tuple[str, list[Step]]]] = {
+    "codex": [
+        (
+            "Codex's hooks.json events move the status (waits for the codex dialect to map them)",
+            [
+                ("UserPromptSubmit", {"activity": "thinking"}),
+                ("PreToolUse", {"activity": "executing", "toolName": "Bash"}),
+                ("PostToolUse", {"activity": "working"}),
+                ("Stop", {"activity": "working"}),
+            ],
+        )
+    ],
+}
+
+
+@dataclass
+class Run:
+    name: str
+    root: Path
+    url: str
+    home: Path = field(init=False)
+    project: Path = field(init=False)
+    calls: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.home = self.root / "home"
+        self.project = self.root / "project"
+        self.calls = self.root / "calls.jsonl"
+        self.root.mkdir(parents=True)
+        self.home.mkdir()
+        self.project.mkdir()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        recorder = self.root / "bin"
+        recorder.mkdir(exist_ok=True)
+        wrapper = recorder / "sciontool"
+        wrapper.write_text(f"#!{sys.executable}\n" + (REPO / "e2e" / "hook_recorder.py").read_text())
+        wrapper.chmod(0o755)
+        node_bin = os.path.dirname(shutil.which("node") or "/usr/bin/node")
+        return {
+            "PATH": f"{recorder}:{CACHE / 'npm' / 'node_modules' / '.bin'}:{node_bin}:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "TERM": "dumb",
+            "E2E_SCIONTOOL": str(Path(sys.executable).parent / "sciontool"),
+            "E2E_CALLS": str(self.calls),
+            **extra,
+        }
+
+    def sciontool(self, *args: str) -> str:
+        """The real CLI, as a user types it (with this run's HOME)."""
+        real = Path(sys.executable).parent / "sciontool"
+        env = {**os.environ, "HOME": str(self.home)}
+        proc = subprocess.run([str(real), *args], capture_output=True, text=True, env=env, timeout=60)
+        if proc.returncode != 0:
+            raise SystemExit(f"sciontool {' '.join(args)} failed: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.calls.exists():
+            return []
+        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+
+
+def install_harnesses(names: list[str]) -> None:
+    prefix = CACHE / "npm"
+    missing = []
+    for name in names:
+        package, version = PACKAGES[name]
+        manifest = prefix / "node_modules" / package / "package.json"
+        if not manifest.exists() or json.loads(manifest.read_text()).get("version") != version:
+            missing.append(f"{package}@{version}")
+    if missing:
+        print(f"npm install {' '.join(missing)} into {prefix} ...", flush=True)
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *missing],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+
+def session(run: Run, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        cwd=run.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SESSION_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def run_claude(run: Run) -> subprocess.CompletedProcess[str]:
+    print(run.sciontool("harness", "install", "claude", "--project", str(run.project)), end="")
+    env = run.env(
+        ANTHROPIC_BASE_URL=run.url,
+        ANTHROPIC_API_KEY="sk-test-fake",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return session(run, ["claude", "-p", "say hello using bash", "--output-format", "json"], env)
+
+
+def run_gemini(run: Run) -> subprocess.CompletedProcess[str]:
+    settings = {
+        # With a base URL set Gemini CLI otherwise picks the gateway auth and exits.
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "model": {"name": "gemini-2.5-flash"},
+    }
+    (run.home / ".gemini").mkdir()
+    (run.home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    print(run.sciontool("harness", "install", "gemini", "--project", str(run.project)), end="")
+    env = run.env(
+        GEMINI_API_KEY="fake-key", GOOGLE_GEMINI_BASE_URL=run.url, GEMINI_CLI_TRUST_WORKSPACE="true", CI="1"
+    )
+    # Headless mode offers the shell tool only with --yolo.
+    return session(run, ["gemini", "-p", "say hello using the shell", "--yolo"], env)
+
+
+def run_codex(run: Run) -> subprocess.CompletedProcess[str]:
+    (run.home / ".codex").mkdir()
+    (run.home / ".codex" / "config.toml").write_text(
+        "# e2e: a local fake model\n"
+        'model = "gpt-5-fake"\n'
+        'model_provider = "fake"\n'
+        'approval_policy = "never"\n'
+        'sandbox_mode = "danger-full-access"\n'
+        "\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{run.url}/v1"\n'
+        'env_key = "FAKE_OPENAI_API_KEY"\n'
+        'wire_api = "responses"\n'
+    )
+    print(run.sciontool("harness", "install", "codex", "--user"), end="")
+    env = run.env(FAKE_OPENAI_API_KEY="fake")
+    argv = ["codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    # User hooks run only once trusted; a scripted run skips the review.
+    argv += ["--dangerously-bypass-hook-trust", "say hello using the shell"]
+    return session(run, argv, env)
+
+
+def run_opencode(run: Run) -> subprocess.CompletedProcess[str]:
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "fake/fake-model",
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "fake",
+                "options": {"baseURL": f"{run.url}/v1", "apiKey": "fake"},
+                "models": {"fake-model": {"name": "fake-model"}},
+            }
+        },
+    }
+    (run.project / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
+    print(run.sciontool("harness", "install", "opencode", "--project", str(run.project)), end="")
+    env = run.env(
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        OPENCODE_DISABLE_SHARE="1",
+    )
+    return session(run, ["opencode", "run", "say hello using the shell"], env)
+
+
+RUNNERS: dict[str, Callable[[Run], subprocess.CompletedProcess[str]]] = {
+    "claude": run_claude,
+    "gemini": run_gemini,
+    "codex": run_codex,
+    "opencode": run_opencode,
+}
+
+
+def raw_name(record: dict[str, Any]) -> str:
+    """The envelope's event: from stdin, or (Codex's notify) from the JSON argument."""
+    text = record["stdin"].strip() or (record["args"][-1] if record["args"] else "")
+    try:
+        envelope = json.loads(text)
+    except ValueError:
+        return "?"
+    if not isinstance(envelope, dict):
+        return "?"
+    return str(envelope.get("hook_event_name") or envelope.get("type") or "?")
+
+
+def follow(records: list[dict[str, Any]], steps: list[Step]) -> list[str]:
+    """The steps the calls do not bear out, in order (empty when all hold)."""
+    problems = []
+    position = 0
+    for event, expected in steps:
+        for i in range(position, len(records)):
+            if raw_name(records[i]) == event:
+                info = records[i]["info"] or {}
+                if any(info.get(k) != v for k, v in expected.items()):
+                    problems.append(
+                        f"{event}: agent-info.json {json.dumps(info)}, expected {json.dumps(expected)}"
+                    )
+                position = i + 1
+                break
+        else:
+            problems.append(f"{event}: no hook call (after the previous step)")
+    return problems
+
+
+def check(name: str, run: Run, proc: subprocess.CompletedProcess[str]) -> tuple[list[str], list[str]]:
+    """(failures, pending report lines)."""
+    records = run.records()
+    failures = []
+    if proc.returncode != 0:
+        failures.append(f"{name} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    if "All done." not in proc.stdout:
+        failures.append(f"{name} did not print the model's answer: {proc.stdout.strip()[-200:]}")
+    failures += follow(records, EXPECTED[name])
+    for record in records:
+        # As Scion's hook: quiet on stderr (the harness captures it), exit 0.
+        if record["rc"] != 0 or record["stderr"]:
+            stderr = " | ".join(record["stderr"].splitlines())
+            failures.append(f"{raw_name(record)}: hook exited {record['rc']}, stderr: {stderr[-400:]}")
+    pending = []
+    for what, steps in PENDING.get(name, []):
+        problems = follow(records, steps)
+        state = "holds: move it to EXPECTED" if not problems else f"not yet: {problems[0]}"
+        pending.append(f"PENDING {what}: {state}")
+    return failures, pending
+
+
+def report(name: str, run: Run) -> bool:
+    """Run one harness's session, print its hook calls and checks; True when it passed."""
+    began = time.monotonic()
+    proc = RUNNERS[name](run)
+    failures, pending = check(name, run, proc)
+    calls = run.records()
+    print(f"{name}: {len(calls)} hook calls, {time.monotonic() - began:.1f} s")
+    for record in calls:
+        print(f"  {raw_name(record):34} rc={record['rc']} {json.dumps(record['info'])}")
+    for line in pending:
+        print(f"  {line}")
+    for line in failures:
+        print(f"  FAIL {line}")
+    print(f"  {'FAILED' if failures else 'ok'}", flush=True)
+    return not failures
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(RUNNERS)
+    unknown = [n for n in names if n not in RUNNERS]
+    if unknown:
+        raise SystemExit(f"unknown harness: {', '.join(unknown)}; known: {', '.join(RUNNERS)}")
+    started = time.monotonic()
+    install_harnesses(names)
+    keep = bool(os.environ.get("E2E_KEEP"))  # leave the homes, projects and call records to look at
+    tmp = tempfile.mkdtemp(prefix="sciontool-e2e-")
+    failed = 0
+    try:
+        with FakeModel() as model:
+            for name in names:
+                failed += not report(name, Run(name, Path(tmp) / name, model.url))
+    finally:
+        if keep:
+            print(f"kept in {tmp}")
+        else:
+            shutil.rmtree(tmp)
+    passed = len(names) - failed
+    print(f"e2e: {passed} passed, {failed} failed in {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

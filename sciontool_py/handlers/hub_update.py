@@ -1,0 +1,70 @@
+"""What the newest Scion hook tells the hub for each canonical event (SPEC §4's table).
+
+Pure functions of the event and the activity agent-info.json holds once the
+status handler has applied it; `handlers.hub` sends what they return.
+"""
+
+from __future__ import annotations
+
+from sciontool_py.gojson import decode_utf8
+from sciontool_py.vocabulary import STICKY_ACTIVITIES
+
+REPLY_LIMIT = 64 * 1024  # bytes of assistant text the hub's message store takes
+_STEP_ENDS = ("tool-end", "agent-end", "model-end")
+_AFTER_THE_TASK = ("completed", "limits_exceeded")  # a tool-start then is wrap-up, not news
+
+
+def truncate(text: str, limit: int) -> str:
+    """Go's cut at a byte count: limit - 3 bytes and "...", a split character as U+FFFD."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    return decode_utf8(data[: limit - 3]) + "..."
+
+
+def event_update(
+    event_name: str, local_activity: object, text: dict[str, str], waits_for_user: bool
+) -> dict[str, object] | None:
+    """The StatusUpdate fields for an event, or None when Scion sends none for it.
+
+    text holds the event's tool_name, prompt and message; waits_for_user is a
+    tool-start of one of the dialect's input_tools.
+    """
+    sticky = local_activity in STICKY_ACTIVITIES
+    if event_name == "session-start":
+        return {"phase": "running", "activity": "working", "message": "Session started"}
+    if event_name in ("prompt-submit", "agent-start") or (event_name == "model-start" and not sticky):
+        return {"activity": "thinking", "message": truncate(text["prompt"], 100) or "Processing"}
+    if event_name == "tool-start":
+        tool = text["tool_name"]
+        if waits_for_user:
+            waiting = "Waiting for plan approval" if tool == "ExitPlanMode" else "Waiting on parent"
+            return {"activity": "waiting_for_input", "message": waiting}
+        if local_activity in _AFTER_THE_TASK:
+            return None
+        message = f"Executing: {tool}" if tool else "Executing tool"
+        return {"activity": "executing", "toolName": tool, "message": message}
+    if event_name in _STEP_ENDS and not sticky:
+        return {"activity": "working", "message": "Ready"}
+    if event_name == "notification":
+        message = truncate(text["message"], 100) or "Waiting on parent"
+        return {"activity": "waiting_for_input", "message": message}
+    if event_name == "response-complete":
+        return {"activity": "completed", "taskSummary": truncate(text["message"], 200) or "Task completed"}
+    if event_name == "session-end":
+        return {"phase": "stopped", "message": "Session ended"}
+    return None
+
+
+def count_update(state: dict[str, object]) -> dict[str, object]:
+    """The separate update carrying the limit counts after an event was counted."""
+    return {"currentTurns": state["turn_count"], "currentModelCalls": state["model_call_count"]}
+
+
+def reply_body(text: str, has_thinking: bool) -> dict[str, object]:
+    """The outbound-message body of an assistant reply (its text without thinking)."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > REPLY_LIMIT:
+        text = decode_utf8(data[:REPLY_LIMIT]) + "\n[truncated]"
+    metadata = {"source": "hook", **({"has_thinking": "true"} if has_thinking else {})}
+    return {"msg": text, "type": "assistant-reply", "visibility": "verbose", "metadata": metadata}

@@ -1,0 +1,117 @@
+"""Codex CLI (0.171.0 tried): hooks.json beside config.toml, plus config.toml's `notify`.
+
+The user layer is `$CODEX_HOME` (default `~/.codex`), the project layer
+`<project>/.codex`. Codex runs hooks only once they are trusted (and a
+project layer only in a trusted project); `codex exec
+--dangerously-bypass-hook-trust` skips that for a scripted run. `notify` runs
+one program with the end-of-turn JSON as its last argument, which `sciontool
+hook` reads as the envelope.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sciontool_py.harness import tomledit
+from sciontool_py.harness.base import (
+    EMPTIED,
+    Edit,
+    Scope,
+    SettingsHarness,
+    merge_hooks,
+    routed_events,
+    unmerge_hooks,
+    user_home,
+)
+from sciontool_py.harness.files import read_text, resolve_target
+
+# Every hooks.json event Codex 0.171.0 fires, in the order of a session.
+FIRED = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreModelRequest",
+    "PostModelRequest",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "SubagentStart",
+    "SubagentStop",
+    "Interrupt",
+    "Stop",
+    "SessionEnd",
+)
+NOTIFY_EVENT = "agent-turn-complete"  # the type of the JSON notify passes
+TIMEOUT_SECONDS = 30
+TRUST_NOTE = (
+    "Codex runs these hooks only once trusted (review them in the codex TUI); a project's "
+    ".codex/ layer loads only in a trusted project; `codex exec --dangerously-bypass-hook-trust` "
+    "skips the review for a scripted run."
+)
+
+
+class Codex(SettingsHarness):
+    name = "codex"
+    dialect = "codex"
+    fired = FIRED
+    notes = (TRUST_NOTE,)
+
+    def entry(self, event: str, command: str) -> dict[str, object]:
+        return {"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]}
+
+    def target(self, scope: Scope) -> tuple[str, str]:
+        return self.layer_file(scope, "hooks.json")
+
+    def layer_file(self, scope: Scope, name: str) -> tuple[str, str]:
+        """(the folder the file must stay inside, its path there) in the layer scope means."""
+        if scope.project is not None:
+            return scope.project, os.path.join(".codex", name)
+        codex_home = os.environ.get("CODEX_HOME")
+        if codex_home:
+            return codex_home, name
+        return user_home(), os.path.join(".codex", name)
+
+    def notify_argv(self, scope: Scope) -> list[str] | None:
+        """Codex's notify program, when the dialect maps what notify sends."""
+        if not routed_events(self.dialect, (NOTIFY_EVENT,)):
+            return None
+        return scope.hook_argv(self.dialect)
+
+    def install(self, scope: Scope) -> list[Edit]:
+        edits = [merge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope), [])]
+        argv = self.notify_argv(scope)
+        if argv is not None:
+            path = resolve_target(*self.layer_file(scope, "config.toml"))
+            before = read_text(path)
+            after = tomledit.set_notify(before or "", argv, path, scope.force)
+            if after == (before or ""):
+                edits.append(Edit(path, before, before, "notify already set"))
+            else:
+                edits.append(Edit(path, before, after, "set notify to sciontool"))
+        edits[-1].notes.extend(self.notes)
+        return edits
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        edits = [unmerge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope))]
+        path = resolve_target(*self.layer_file(scope, "config.toml"))
+        before = read_text(path)
+        argv = scope.hook_argv(self.dialect)
+        if before is None:
+            edits.append(Edit(path, None, None, "no such file"))
+        else:
+            after = tomledit.unset_notify(before, argv, path)
+            summary = "removed sciontool's notify" if after != before else "no sciontool notify"
+            if not after.strip():
+                edits.append(Edit(path, before, None, summary + EMPTIED))
+            else:
+                edits.append(Edit(path, before, after, summary))
+        return edits
+
+    def show(self, scope: Scope) -> str:
+        text = super().show(scope)
+        argv = self.notify_argv(scope)
+        if argv is not None:
+            config = os.path.join(*self.layer_file(scope, "config.toml"))
+            text += f"# in {config}, among the top-level keys (before any [table])\n{tomledit.render(argv)}\n"
+        return text + f"# {TRUST_NOTE}\n"

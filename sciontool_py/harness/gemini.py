@@ -1,0 +1,41 @@
+"""Gemini CLI (0.61.0 tried): hooks in `.gemini/settings.json` or `~/.gemini/settings.json`."""
+
+from __future__ import annotations
+
+from sciontool_py.harness.base import SettingsHarness
+
+# Every hook event Gemini CLI 0.61.0 fires, in the order of a session.
+FIRED = (
+    "SessionStart",
+    "BeforeAgent",
+    "PreCompress",
+    "BeforeModel",
+    "BeforeToolSelection",
+    "AfterModel",
+    "BeforeTool",
+    "Notification",
+    "AfterTool",
+    "AfterAgent",
+    "SessionEnd",
+)
+TOOL_EVENTS = frozenset(("BeforeTool", "AfterTool"))  # a matcher elsewhere is compared with other things
+TIMEOUT_MS = 30_000  # Gemini CLI reads hook timeouts in milliseconds
+
+
+class Gemini(SettingsHarness):
+    name = "gemini"
+    dialect = "gemini"
+    fired = FIRED
+    project_file = ".gemini/settings.json"
+    user_file = ".gemini/settings.json"
+    notes = (
+        "Gemini CLI loads a project's .gemini/settings.json only in a trusted folder when "
+        "security.folderTrust is enabled.",
+    )
+
+    def entry(self, event: str, command: str) -> dict[str, object]:
+        # Gemini CLI needs a name on every hook.
+        hook = {"name": f"scion-{event}", "type": "command", "command": command, "timeout": TIMEOUT_MS}
+        if event in TOOL_EVENTS:
+            return {"matcher": "*", "hooks": [hook]}
+        return {"hooks": [hook]}

@@ -1,0 +1,112 @@
+"""Set or remove Codex's top-level `notify` in config.toml by editing lines, so comments stay.
+
+No TOML writer keeps comments, so the file is edited as lines and the result
+is parsed again: it must hold exactly the old settings with notify changed,
+or nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from sciontool_py.errors import SciontoolError
+
+MARK = "# Scion's hook gets Codex's end-of-turn notification (sciontool harness install codex)"
+_HEADER = re.compile(r"\s*\[")
+_NOTIFY = re.compile(r"\s*notify\s*=")
+
+
+def _parse(text: str, path: str) -> dict[str, object]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SciontoolError(f"{path}: cannot parse: {exc}; left untouched") from None
+
+
+def _complete(lines: list[str]) -> bool:
+    """True when lines end between two statements (not inside a multi-line value)."""
+    try:
+        _parse("".join(lines), "")
+    except SciontoolError:
+        return False
+    return True
+
+
+def _root_end(lines: list[str]) -> int:
+    """Index of the first table header line (the end of the top-level keys), or len(lines)."""
+    for i, line in enumerate(lines):
+        if _HEADER.match(line) and _complete(lines[:i]):
+            return i
+    return len(lines)
+
+
+def _notify_span(lines: list[str], end: int) -> tuple[int, int] | None:
+    """The lines [start, stop) of the top-level notify statement."""
+    for i in range(end):
+        if _NOTIFY.match(lines[i]) and _complete(lines[:i]):
+            for stop in range(i + 1, end + 1):
+                if _complete(lines[:stop]):
+                    return i, stop
+    return None
+
+
+def render(argv: list[str]) -> str:
+    # JSON's string escapes are all valid in TOML basic strings.
+    return "notify = [" + ", ".join(json.dumps(arg, ensure_ascii=False) for arg in argv) + "]"
+
+
+def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:
+    """text with notify = argv; an existing different notify is replaced only when forced."""
+    data = _parse(text, path)
+    current = data.get("notify")
+    if current == argv:
+        return text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    ours = [MARK + newline, render(argv) + newline]
+    end = _root_end(lines)
+    span = _notify_span(lines, end)
+    if span is not None:
+        if not force:
+            raise SciontoolError(
+                f"{path}: notify is already {json.dumps(current)}; Codex runs only one notify "
+                "program: pass --force to replace it (the file is backed up)"
+            )
+        lines[span[0] : span[1]] = ours
+    else:
+        while end > 0 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1  # comments and blank lines just above a table belong to it
+        if end == len(lines) and lines and not lines[-1].endswith("\n"):
+            lines[-1] += newline
+        lines[end:end] = ours
+    return _checked("".join(lines), data, argv, path)
+
+
+def unset_notify(text: str, argv: list[str], path: str) -> str:
+    """text without our notify (and its comment); any other notify stays."""
+    data = _parse(text, path)
+    if data.get("notify") != argv:
+        return text
+    lines = text.splitlines(keepends=True)
+    span = _notify_span(lines, _root_end(lines))
+    assert span is not None  # the parser found it at the top level
+    start, stop = span
+    if start > 0 and lines[start - 1].rstrip("\r\n") == MARK:
+        start -= 1
+    del lines[start:stop]
+    return _checked("".join(lines), data, None, path)
+
+
+def _checked(new: str, old: dict[str, object], notify: list[str] | None, path: str) -> str:
+    expected = {k: v for k, v in old.items() if k != "notify"}
+    if notify is not None:
+        expected["notify"] = notify
+    if _parse(new, path) != expected:
+        raise SciontoolError(f"{path}: cannot edit notify without changing other settings; left untouched")
+    return new

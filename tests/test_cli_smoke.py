@@ -1,0 +1,85 @@
+"""The CLI a user meets first, through the real command: also run against the oldest dependency
+versions pyproject.toml allows (`make test-floor`), so it needs nothing beyond pytest."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES, Agent
+
+from sciontool_py import __version__
+
+TOOL_START = {"hook_event_name": "tool-start", "tool_name": "read_file", "tool_input": {"path": "/etc/hosts"}}
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(agent: Agent, flag: str) -> None:
+    result = agent.run(flag)
+    assert (result.returncode, result.stdout.decode()) == (0, f"sciontool {__version__}\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--help"],
+        ["-h"],
+        ["emit", "--help"],
+        ["dialect", "--help"],
+        ["dialect", "test", "-h"],
+        ["hook", "-h"],
+    ],
+)
+def test_help_is_printed_without_error(agent: Agent, args: list[str]) -> None:
+    result = agent.run(*args)
+    assert result.returncode == 0 and result.stdout and result.stderr == b""
+    assert b"Traceback" not in result.stdout
+
+
+def test_hook_status_normalize_round_trip(agent: Agent) -> None:
+    assert agent.hook(TOOL_START, "--dialect=core-agent").returncode == 0
+    assert agent.info == {"activity": "executing", "toolName": "read_file"}
+    assert agent.run("status", "task_completed", "done").returncode == 0
+    assert agent.info["activity"] == "completed"
+    normalized = agent.run("normalize", "--dialect=core-agent", "-", stdin=TOOL_START)
+    assert json.loads(normalized.stdout)["data"]["tool_input"] == '{"path":"/etc/hosts"}'
+
+
+def test_dialect_commands(agent: Agent) -> None:
+    listed = agent.run("dialect", "list").stdout.decode().splitlines()
+    assert any(line.startswith("core-agent\t") and line.endswith("\tok") for line in listed)
+    checked = agent.run("dialect", "check", str(FIXTURES / "nested-paths"))
+    assert checked.returncode == 0 and checked.stdout.decode().endswith("1 checked, 0 errors, 0 warnings\n")
+    tested = agent.run("dialect", "test", str(FIXTURES / "core-agent"))
+    assert tested.returncode == 0 and b" passed, 0 failed" in tested.stdout
+    assert json.loads(agent.run("dialect", "schema").stdout)["title"] == "sciontool dialect.yaml"
+
+
+def test_emit_prints_core_agents_envelope(agent: Agent) -> None:
+    result = agent.run("emit", "tool-start", "--tool-name", "ls", "--tool-input", '{"d":"."}')
+    assert result.stdout == b'{"hook_event_name":"tool-start","tool_input":{"d":"."},"tool_name":"ls"}\n'
+
+
+def test_errors_are_one_line_prefixed_with_the_command(agent: Agent) -> None:
+    result = agent.run("dialect", "show", "nope")
+    assert result.returncode == 1
+    assert result.stderr.decode().startswith("sciontool dialect show: unknown dialect 'nope'")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_shell_completion_script_and_completions(agent: Agent) -> None:
+    # Run from bash, as a user would: typer detects the shell from its parent process
+    # (`; true` keeps bash from exec-ing the command, which would hide it).
+    script = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m sciontool_py --show-completion; true"],
+        capture_output=True,
+        env=agent.env,
+        timeout=60,
+    )
+    assert b"_SCIONTOOL_COMPLETE" in script.stdout and b"complete " in script.stdout
+    completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS="sciontool dia", COMP_CWORD="1")
+    assert completed.stdout.split() == [b"dialect"]

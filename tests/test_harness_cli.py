@@ -1,0 +1,388 @@
+"""`sciontool harness` errors, show, --command, symlinks and dialect-driven events, through the real CLI;
+and `sciontool hook --dialect=codex JSON`, the envelope Codex's notify passes as an argument."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Agent
+from test_harness_merge import harness
+
+CLAUDE_WITH_FAILURES = """\
+dialect: claude
+event_name_fields: [hook_event_name]
+mappings:
+  PreToolUse: {event: tool-start}
+  PostToolUse: {event: tool-end}
+  PostToolUseFailure: {event: tool-end}
+  BeforeModel: {event: model-start}
+"""
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("sciontool harness ")
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for word in words:
+        assert word in proc.stderr
+
+
+def test_a_file_that_does_not_parse_is_left_untouched(tmp_path: Path, home: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"allow": ["Bash"],}}\n')  # a trailing comma
+    proc = harness(home, "install", "claude", "--project", str(tmp_path))
+    _one_line_error(proc, str(settings), "cannot parse", "left untouched")
+    assert settings.read_text() == '{"permissions": {"allow": ["Bash"],}}\n'
+    assert not (tmp_path / ".claude" / "settings.json.bak").exists()
+
+
+def test_a_codex_config_that_does_not_parse_is_left_untouched(home: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = \n")
+    proc = harness(home, "install", "codex", "--user")
+    _one_line_error(proc, str(config), "cannot parse")
+    assert config.read_text() == "model = \n"
+    assert not (home / ".codex" / "hooks.json").exists()
+
+
+def test_hooks_that_are_not_an_object_are_refused(tmp_path: Path, home: Path) -> None:
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ["old style"]}\n')
+    _one_line_error(
+        harness(home, "install", "gemini", "--project", str(tmp_path)), '"hooks" is not an object'
+    )
+    assert settings.read_text() == '{"hooks": ["old style"]}\n'
+
+
+def test_a_symlink_out_of_the_project_is_not_followed(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    outside = tmp_path / "dotfiles-settings.json"
+    outside.write_text("{}\n")
+    (project / ".claude" / "settings.json").symlink_to(outside)
+    proc = harness(home, "install", "claude", "--project", str(project))
+    _one_line_error(proc, "outside", "not following the symlink")
+    assert outside.read_text() == "{}\n"
+
+
+def test_a_symlink_inside_the_project_is_followed_and_kept(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    shared = project / "shared-settings.json"
+    shared.write_text("{}\n")
+    link = project / ".claude" / "settings.json"
+    link.symlink_to(shared)
+    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    assert link.is_symlink()
+    assert "sciontool hook --dialect=claude" in shared.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["install", "core-agent", "--user"], ["core-agent reads only a project's .agents/config.json"]),
+        (["install", "claude", "--user", "--project", "."], ["--project and --user exclude each other"]),
+        (["install", "cursor"], ["unknown harness 'cursor'", "claude, gemini, codex, opencode"]),
+        (["install", "agentino"], ["registered in code", "harness show agentino"]),
+        (["uninstall", "agentino"], ["registered in code"]),
+    ],
+)
+def test_refusals_are_one_line(home: Path, tmp_path: Path, args: list[str], words: list[str]) -> None:
+    _one_line_error(harness(home, *args, cwd=tmp_path), *words)
+
+
+def test_default_project_is_the_current_folder(tmp_path: Path, home: Path) -> None:
+    proc = harness(home, "install", "claude", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / ".claude" / "settings.json").exists()
+
+
+def test_user_scope_writes_the_home_settings(home: Path) -> None:
+    for name, path in (("claude", ".claude/settings.json"), ("gemini", ".gemini/settings.json")):
+        assert harness(home, "install", name, "--user").returncode == 0
+        assert f"sciontool hook --dialect={name}" in (home / path).read_text()
+    assert harness(home, "install", "opencode", "--user").returncode == 0
+    assert (home / ".config" / "opencode" / "plugins" / "sciontool-bridge.js").exists()
+
+
+def test_show_prints_what_install_writes_and_writes_nothing(tmp_path: Path, home: Path) -> None:
+    shown = harness(home, "show", "claude", "--project", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    comment, _, body = shown.stdout.partition("\n")
+    assert comment == f"# merged into {tmp_path}/.claude/settings.json"
+    assert not (tmp_path / ".claude").exists()
+    assert harness(home, "install", "claude", "--project", str(tmp_path)).returncode == 0
+    assert json.loads(body) == json.loads((tmp_path / ".claude" / "settings.json").read_text())
+
+
+def test_show_codex_names_notify_and_trust(home: Path) -> None:
+    shown = harness(home, "show", "codex", "--user")
+    assert shown.returncode == 0
+    assert f"# in {home}/.codex/config.toml" in shown.stdout
+    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in shown.stdout
+    assert "--dangerously-bypass-hook-trust" in shown.stdout
+    assert not (home / ".codex").exists()
+
+
+def test_show_opencode_and_agentino(home: Path) -> None:
+    shown = harness(home, "show", "opencode", "--user")
+    assert shown.stdout.startswith(f"// save as {home}/.config/opencode/plugins/sciontool-bridge.js")
+    assert 'const COMMAND = ["sciontool", "hook", "--dialect=opencode"];' in shown.stdout
+    agentino = harness(home, "show", "agentino")
+    assert 'hooks.register(event, "sciontool hook --dialect=agentino")' in agentino.stdout
+    assert '"PostToolUseFailure"' in agentino.stdout
+
+
+def test_command_prefix_names_the_entries_install_and_uninstall_own(tmp_path: Path, home: Path) -> None:
+    sciontool = "/opt/venv/bin/sciontool"
+    settings = tmp_path / ".claude" / "settings.json"
+    assert (
+        harness(home, "install", "claude", "--project", str(tmp_path), "--command", sciontool).returncode == 0
+    )
+    assert f"{sciontool} hook --dialect=claude" in settings.read_text()
+    installed = settings.read_text()
+    # Without the same --command, uninstall finds nothing of its own to remove.
+    other = harness(home, "uninstall", "claude", "--project", str(tmp_path))
+    assert "no sciontool hooks, unchanged" in other.stdout
+    assert settings.read_text() == installed
+    assert (
+        harness(home, "uninstall", "claude", "--project", str(tmp_path), "--command", sciontool).returncode
+        == 0
+    )
+    assert not settings.exists()
+
+
+def test_command_prefix_becomes_codex_notify_argv(home: Path) -> None:
+    proc = harness(home, "install", "codex", "--user", "--command", "python3 -m sciontool_py")
+    assert proc.returncode == 0, proc.stderr
+    config = (home / ".codex" / "config.toml").read_text()
+    assert 'notify = ["python3", "-m", "sciontool_py", "hook", "--dialect=codex"]' in config
+
+
+def test_installed_events_follow_the_dialect(tmp_path: Path, home: Path) -> None:
+    dialects = tmp_path / "dialects" / "claude"
+    dialects.mkdir(parents=True)
+    (dialects / "dialect.yaml").write_text(CLAUDE_WITH_FAILURES)
+    env = {**os.environ, "HOME": str(home), "SCION_DIALECTS_PATH": str(tmp_path / "dialects")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "harness", "install", "claude", "--project", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    # A newly mapped event Claude Code fires is wired; a mapped name it never fires is not.
+    assert list(hooks) == ["PreToolUse", "PostToolUse", "PostToolUseFailure"]
+    assert hooks["PostToolUseFailure"][0]["matcher"] == "*"
+
+
+def test_core_agent_writes_the_agents_folder_core_agent_would_find(tmp_path: Path, home: Path) -> None:
+    (tmp_path / ".agents").mkdir()
+    sub = tmp_path / "src" / "pkg"
+    sub.mkdir(parents=True)
+    proc = harness(home, "install", "core-agent", "--project", str(sub))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / ".agents" / "config.json").exists()
+    assert not (sub / ".agents").exists()
+
+
+def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(tmp_path: Path, home: Path) -> None:
+    plugin = tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("export const Mine = async () => ({})\n")
+    _one_line_error(
+        harness(home, "install", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
+    )
+    _one_line_error(
+        harness(home, "uninstall", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
+    )
+    assert plugin.read_text() == "export const Mine = async () => ({})\n"
+
+
+# --- The opencode bridge, run by node as opencode runs it ---------------------------------------
+
+BUS = [
+    {"type": "session.created", "properties": {"sessionID": "ses_1", "info": {"id": "ses_1"}}},
+    {"type": "session.status", "properties": {"sessionID": "ses_1", "status": {"type": "busy"}}},
+    {
+        "type": "message.updated",
+        "properties": {
+            "sessionID": "ses_1",
+            "info": {"id": "msg_1", "role": "assistant", "modelID": "m1", "providerID": "p1"},
+        },
+    },
+    (
+        "tool.execute.before",
+        {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
+        {"args": {"command": "ls"}},
+    ),
+    (
+        "tool.execute.after",
+        {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
+        {"output": "x", "metadata": {}},
+    ),
+    {
+        "type": "message.part.updated",
+        "properties": {
+            "sessionID": "ses_1",
+            "part": {
+                "type": "step-finish",
+                "messageID": "msg_1",
+                "sessionID": "ses_1",
+                "tokens": {"input": 276, "output": 4, "reasoning": 5, "cache": {"read": 1024, "write": 0}},
+            },
+        },
+    },
+    {"type": "session.idle", "properties": {"sessionID": "ses_1"}},
+]
+EXPECTED_ENVELOPES = [
+    {"hook_event_name": "session.created", "session_id": "ses_1"},
+    {
+        "hook_event_name": "tool.execute.before",
+        "session_id": "ses_1",
+        "tool_name": "bash",
+        "tool_input": {"command": "ls"},
+    },
+    {
+        "hook_event_name": "tool.execute.after",
+        "session_id": "ses_1",
+        "tool_name": "bash",
+        "success": True,
+        "tool_input": {"command": "ls"},
+    },
+    {
+        "hook_event_name": "message.part.updated.step-finish",
+        "session_id": "ses_1",
+        "model": "p1/m1",
+        "input_tokens": 276,
+        "output_tokens": 9,
+        "reasoning_tokens": 5,
+        "cached_tokens": 1024,
+    },
+    {"hook_event_name": "session.idle", "session_id": "ses_1"},
+]
+DRIVER = """\
+import { SciontoolBridge } from "./bridge.mjs";
+import { readFileSync } from "node:fs";
+const hooks = await SciontoolBridge({});
+for (const step of JSON.parse(readFileSync("steps.json", "utf8"))) {
+  if (Array.isArray(step)) await hooks[step[0]](step[1], step[2]);
+  else await hooks.event({ event: step });
+}
+"""
+RECORDER = """\
+import os, sys
+with open(os.environ["RECORD"], "a") as out:
+    out.write(sys.stdin.read() + "\\n")
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
+def test_opencode_bridge_sends_the_mapped_events_as_envelopes(tmp_path: Path, home: Path) -> None:
+    recorder = tmp_path / "record.py"
+    recorder.write_text(RECORDER)
+    command = f"{sys.executable} {recorder}"
+    proc = harness(home, "install", "opencode", "--project", str(tmp_path), "--command", command)
+    assert proc.returncode == 0, proc.stderr
+    plugin = tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js"
+    shutil.copy(plugin, tmp_path / "bridge.mjs")
+    (tmp_path / "driver.mjs").write_text(DRIVER)
+    (tmp_path / "steps.json").write_text(json.dumps(BUS))
+    record = tmp_path / "envelopes.jsonl"
+    run = subprocess.run(
+        ["node", "driver.mjs"],
+        cwd=tmp_path,
+        env={**os.environ, "RECORD": str(record)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    sent = [json.loads(line) for line in record.read_text().splitlines()]
+    assert sent == EXPECTED_ENVELOPES  # session.status and message.updated are not mapped: not sent
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
+def test_opencode_bridge_survives_a_missing_sciontool(tmp_path: Path, home: Path) -> None:
+    proc = harness(
+        home, "install", "opencode", "--project", str(tmp_path), "--command", "/nonexistent/sciontool"
+    )
+    assert proc.returncode == 0
+    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
+    (tmp_path / "driver.mjs").write_text(DRIVER)
+    (tmp_path / "steps.json").write_text(json.dumps(BUS))
+    run = subprocess.run(["node", "driver.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+# --- sciontool hook --dialect=codex JSON -----------------------------------------------------------
+
+NOTIFY = {
+    "type": "agent-turn-complete",
+    "thread-id": "thread-1",
+    "turn-id": "turn-1",
+    "cwd": "/home/dev/project",
+    "input-messages": ["say hello"],
+    "last-assistant-message": "All done.",
+}
+
+
+def test_codex_notify_json_argument_is_the_envelope(agent: Agent) -> None:
+    # Codex runs notify with stdin at /dev/null and the JSON as the last argument.
+    done = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "hook", "--dialect=codex", json.dumps(NOTIFY)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=agent.env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert agent.info == {"activity": "completed"}
+    assert agent.log_lines[-1].endswith("[completed] Agent completed task")
+
+
+def test_a_positional_that_is_not_a_json_object_keeps_the_event_name_form(agent: Agent) -> None:
+    assert agent.run("hook", "--dialect=claude", "Stop").returncode == 0
+    assert "Agent turn completed" in agent.log_lines[-1]
+    for odd in ("{not json", "[1, 2]"):
+        assert agent.run("hook", "--dialect=codex", odd).returncode == 0
+        assert f"Event: {odd}" in agent.log_lines[-1]
+
+
+def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
+    """Codex waits on notify like any hook: the argument form stays on the light path."""
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['sciontool', 'hook', '--dialect=codex', {json.dumps(NOTIFY)!r}]\n"
+        "from sciontool_py.main import main\n"
+        "code = main()\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+    )
+    for _ in range(2):  # the first call builds the dialect cache
+        result = subprocess.run(
+            [sys.executable, "-c", probe], stdin=subprocess.DEVNULL, capture_output=True, env=agent.env
+        )
+    loaded = set(result.stderr.decode().splitlines()[-1].split())
+    assert "sciontool_py.hook" in loaded
+    assert not loaded & {"typer", "yaml", "json", "re", "sciontool_py.harness"}
+    assert agent.info == {"activity": "completed"}

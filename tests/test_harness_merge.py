@@ -1,0 +1,388 @@
+"""`sciontool harness install/uninstall` through the real CLI, on settings shaped like real ones.
+
+For each harness: the user's settings and hooks keep their bytes, a second install changes
+nothing, the previous file is kept as FILE.bak, --dry-run prints the diff install would apply,
+and uninstall gives back the file as it was.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sciontool_py.dialect.discover import find_dialect
+
+CLAUDE = """\
+{
+    "$schema": "https://json.schemastore.org/claude-code-settings.json",
+    "permissions": {
+        "allow": ["Bash(npm run lint)", "Bash(npm run test:*)", "Read(~/.zshrc)"],
+        "deny": ["Read(./.env)", "Read(./secrets/**)"]
+    },
+    "env": {"CLAUDE_CODE_ENABLE_TELEMETRY": "0", "GREETING": "grüß dich"},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/check-bash.sh", "timeout": 5}]}
+        ],
+        "Stop": [
+            {
+                "hooks": [
+                    {"type": "command", "command": "notify-send 'Claude is done'"}
+                ]
+            }
+        ]
+    },
+    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+    "model": "opus"
+}
+"""
+
+GEMINI = """\
+{
+  "general": {"vimMode": true, "preferredEditor": "code"},
+  "ui": {"theme": "GitHub"},
+  "model": {"name": "gemini-2.5-pro", "maxSessionTurns": 50},
+  "hooks": {
+    "BeforeTool": [
+      {
+        "matcher": "write_file|replace",
+        "hooks": [
+          {
+            "name": "prettier-check",
+            "type": "command",
+            "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/format.sh",
+            "timeout": 10000
+          }
+        ]
+      }
+    ]
+  },
+  "mcpServers": {"github": {"command": "github-mcp-server", "args": ["stdio"]}}
+}
+"""
+
+CODEX_HOOKS = """\
+{
+  "description": "team hooks",
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {"type": "command", "command": "python3 .codex/hooks/policy.py", "timeout": 10, "statusMessage": "Checking"}
+        ]
+      }
+    ]
+  }
+}
+"""
+
+CODEX_CONFIG = """\
+# Codex settings for this project
+model = "gpt-5-codex"
+approval_policy = "on-request"  # ask before anything risky
+
+# Projects I trust
+[projects."/home/dev/work"]
+trust_level = "trusted"
+
+[profiles.fast]
+model = "gpt-5-mini"
+"""
+
+CORE_AGENT = """\
+{
+  "model": "gemini-2.5-flash",
+  "permissions": {"allow": ["read_file", "list_dir"], "deny": ["bash:rm -rf *"]},
+  "hooks": {
+    "tool-start": [{"command": "logger -t agent tool-start", "timeout_seconds": 2}]
+  },
+  "subagents": []
+}
+"""
+
+
+@dataclass
+class Case:
+    harness: str
+    scope: str  # "--project" or "--user"
+    settings: str  # relative to the project or the home
+    original: str
+    dialect: str
+    core_events: tuple[str, ...]  # mapped today; a dialect that gains events only adds to these
+
+    def files(self, project: Path, home: Path) -> Path:
+        return (project if self.scope == "--project" else home) / self.settings
+
+
+CASES = [
+    Case(
+        "claude",
+        "--project",
+        ".claude/settings.json",
+        CLAUDE,
+        "claude",
+        ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"),
+    ),
+    Case(
+        "gemini",
+        "--project",
+        ".gemini/settings.json",
+        GEMINI,
+        "gemini",
+        ("SessionStart", "BeforeAgent", "BeforeModel", "AfterModel", "BeforeTool", "AfterTool", "SessionEnd"),
+    ),
+    Case("codex", "--user", ".codex/hooks.json", CODEX_HOOKS, "codex", ("SessionStart", "SessionEnd")),
+    Case(
+        "core-agent",
+        "--project",
+        ".agents/config.json",
+        CORE_AGENT,
+        "core-agent",
+        ("tool-start", "tool-end", "model-start", "agent-end"),
+    ),
+]
+IDS = [c.harness for c in CASES]
+
+
+def harness(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SCION_DIALECTS_PATH", "CODEX_HOME")}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "harness", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    return project, home
+
+
+def _setup(case: Case, dirs: tuple[Path, Path]) -> tuple[Path, list[str]]:
+    project, home = dirs
+    path = case.files(project, home)
+    path.parent.mkdir(parents=True)
+    path.write_text(case.original)
+    if case.harness == "codex":
+        (home / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    where = ["--project", str(project)] if case.scope == "--project" else ["--user"]
+    return path, [case.harness, *where]
+
+
+def _ours(case: Case) -> str:
+    return f"sciontool hook --dialect={case.dialect}"
+
+
+def _our_events(data: dict[str, object], command: str) -> list[str]:
+    hooks = data["hooks"]
+    assert isinstance(hooks, dict)
+    return [event for event, items in hooks.items() if command in json.dumps(items)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_install_merges_and_keeps_everything_else(case: Case, dirs: tuple[Path, Path]) -> None:
+    path, args = _setup(case, dirs)
+    before = json.loads(case.original)
+    done = harness(dirs[1], "install", *args)
+    assert done.returncode == 0, done.stderr
+    assert f"{path.resolve()}: added sciontool hooks for " in done.stdout
+    after = json.loads(path.read_text())
+    # Every other setting is as it was, in the same order.
+    assert list(after) == list(before)
+    assert {k: v for k, v in after.items() if k != "hooks"} == {
+        k: v for k, v in before.items() if k != "hooks"
+    }
+    # The user's hooks come first, untouched; ours follow.
+    for event, items in before["hooks"].items():
+        assert after["hooks"][event][: len(items)] == items
+    events = _our_events(after, _ours(case))
+    assert set(case.core_events) <= set(events)
+    assert set(events) <= set(find_dialect(case.dialect).mappings)
+    # Lines the user wrote stay byte for byte, one-line arrays included (but for the line
+    # of an event list ours are appended to).
+    touched = ("hooks", *(f'"{event}"' for event in before["hooks"]))
+    for line in case.original.splitlines():
+        if not any(word in line for word in touched) and line.strip() not in ("}", "]", "},", "],"):
+            assert line in path.read_text()
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_install_twice_changes_nothing_and_keeps_the_first_backup(
+    case: Case, dirs: tuple[Path, Path]
+) -> None:
+    path, args = _setup(case, dirs)
+    assert harness(dirs[1], "install", *args).returncode == 0
+    installed = path.read_bytes()
+    backup = Path(str(path.resolve()) + ".bak")
+    assert backup.read_text() == case.original
+    again = harness(dirs[1], "install", *args)
+    assert again.returncode == 0
+    assert f"{path.resolve()}: already wired, unchanged" in again.stdout
+    assert path.read_bytes() == installed
+    assert backup.read_text() == case.original
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_dry_run_prints_the_diff_install_applies(case: Case, dirs: tuple[Path, Path]) -> None:
+    path, args = _setup(case, dirs)
+    dry = harness(dirs[1], "install", *args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert path.read_text() == case.original
+    assert not Path(str(path.resolve()) + ".bak").exists()
+    assert harness(dirs[1], "install", *args).returncode == 0
+    real = str(path.resolve())
+    expected = "".join(
+        difflib.unified_diff(
+            case.original.splitlines(keepends=True), path.read_text().splitlines(keepends=True), real, real
+        )
+    )
+    assert expected in dry.stdout
+    assert dry.stdout.startswith(f"--- {real}\n+++ {real}\n")
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_uninstall_gives_back_the_file_as_it_was(case: Case, dirs: tuple[Path, Path]) -> None:
+    path, args = _setup(case, dirs)
+    assert harness(dirs[1], "install", *args).returncode == 0
+    installed = path.read_text()
+    dry = harness(dirs[1], "uninstall", *args, "--dry-run")
+    assert dry.returncode == 0 and path.read_text() == installed
+    assert f'-                "command": "{_ours(case)}"' in dry.stdout or _ours(case) in dry.stdout
+    done = harness(dirs[1], "uninstall", *args)
+    assert done.returncode == 0, done.stderr
+    assert "removed sciontool hooks for" in done.stdout
+    assert path.read_text() == case.original
+    assert Path(str(path.resolve()) + ".bak").read_text() == installed
+    again = harness(dirs[1], "uninstall", *args)
+    assert "no sciontool hooks, unchanged" in again.stdout
+    assert path.read_text() == case.original
+
+
+def test_codex_install_sets_notify_keeping_comments_and_uninstall_removes_it(dirs: tuple[Path, Path]) -> None:
+    _, home = dirs
+    _setup(CASES[2], dirs)
+    config = home / ".codex" / "config.toml"
+    done = harness(home, "install", "codex", "--user")
+    assert done.returncode == 0, done.stderr
+    text = config.read_text()
+    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in text
+    for line in CODEX_CONFIG.splitlines():
+        assert line in text  # comments and tables kept
+    # notify is a top-level key: it sits before the first table.
+    assert text.index("notify =") < text.index('[projects."/home/dev/work"]')
+    assert "trust" in done.stdout  # Codex runs hooks only once trusted: say so
+    assert harness(home, "install", "codex", "--user").stdout.count("unchanged") == 2
+    assert harness(home, "uninstall", "codex", "--user").returncode == 0
+    assert config.read_text() == CODEX_CONFIG
+
+
+def test_codex_keeps_another_notify_unless_forced(dirs: tuple[Path, Path]) -> None:
+    _, home = dirs
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = 'notify = ["sh", "notify.sh"]  # my wrapper\nmodel = "o3"\n'
+    config.write_text(original)
+    refused = harness(home, "install", "codex", "--user")
+    assert refused.returncode == 1
+    assert refused.stderr.count("\n") == 1
+    assert 'notify is already ["sh", "notify.sh"]' in refused.stderr and "--force" in refused.stderr
+    assert config.read_text() == original
+    assert not (home / ".codex" / "hooks.json").exists()  # nothing half-done
+    forced = harness(home, "install", "codex", "--user", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
+    assert 'model = "o3"' in config.read_text()
+    assert (home / ".codex" / "config.toml.bak").read_text() == original
+
+
+def test_codex_project_layer_and_codex_home(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    project, home = dirs
+    done = harness(home, "install", "codex", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    assert (project / ".codex" / "hooks.json").exists()
+    assert "notify" in (project / ".codex" / "config.toml").read_text()
+    assert "trusted project" in done.stdout
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(codex_home)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "harness", "install", "codex", "--user"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (codex_home / "hooks.json").exists() and (codex_home / "config.toml").exists()
+    assert not (home / ".codex").exists()
+
+
+def test_new_files_are_created_and_removed_again(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    for name, path in (
+        ("claude", project / ".claude" / "settings.json"),
+        ("gemini", project / ".gemini" / "settings.json"),
+        ("core-agent", project / ".agents" / "config.json"),
+        ("opencode", project / ".opencode" / "plugins" / "sciontool-bridge.js"),
+    ):
+        done = harness(home, "install", name, "--project", str(project))
+        assert done.returncode == 0, done.stderr
+        assert "(new file)" in done.stdout
+        assert path.exists()
+        gone = harness(home, "uninstall", name, "--project", str(project))
+        assert gone.returncode == 0, gone.stderr
+        assert not path.exists()
+
+
+def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    assert harness(home, "install", "gemini", "--project", str(project)).returncode == 0
+    hooks = json.loads((project / ".gemini" / "settings.json").read_text())["hooks"]
+    for event, [group] in hooks.items():
+        [hook] = group["hooks"]
+        assert hook == {
+            "name": f"scion-{event}",
+            "type": "command",
+            "command": "sciontool hook --dialect=gemini",
+            "timeout": 30000,
+        }
+        assert ("matcher" in group) == (event in ("BeforeTool", "AfterTool"))
+        if "matcher" in group:
+            assert group["matcher"] == "*"
+
+
+def test_claude_matcher_only_on_tool_events(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    tool_events = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
+    for event, [group] in hooks.items():
+        assert group.get("matcher") == ("*" if event in tool_events else None)
+        assert group["hooks"] == [{"type": "command", "command": "sciontool hook --dialect=claude"}]
+
+
+def test_a_hook_the_user_put_in_our_group_survives_uninstall(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    path = project / ".claude" / "settings.json"
+    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "say done"})
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    assert harness(home, "uninstall", "claude", "--project", str(project)).returncode == 0
+    left = json.loads(path.read_text())
+    assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}

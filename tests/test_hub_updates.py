@@ -1,0 +1,169 @@
+"""What the hook tells the hub for each event, as the newest Scion does (SPEC §4's table):
+real hook processes against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+from conftest import Agent
+
+TOKEN = "tok-9c1e"
+
+
+class Recorder(http.server.ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[tuple[str, bytes]] = []
+
+    def take(self) -> list[tuple[str, object]]:
+        """The requests since the last take: (last path segment, decoded body)."""
+        taken, self.requests = self.requests, []
+        return [(path.rsplit("/", 1)[1], json.loads(body)) for path, body in taken]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: Recorder
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.server.requests.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hub(agent: Agent) -> Iterator[Recorder]:
+    server = Recorder()
+    # A short poll: shutdown() waits for the loop to notice, once per test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    agent.env.update(
+        SCION_HUB_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
+        SCION_AGENT_ID="agent-7",
+        SCION_AUTH_TOKEN=TOKEN,
+    )
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def status(**fields: object) -> tuple[str, object]:
+    return "status", fields
+
+
+Envelope = dict[str, object]
+
+
+def send(
+    agent: Agent, hub: Recorder, envelope: Envelope, dialect: str = "claude"
+) -> list[tuple[str, object]]:
+    result = agent.hook(envelope, f"--dialect={dialect}")
+    assert (result.returncode, result.stderr) == (0, b""), result.stderr
+    return hub.take()
+
+
+BLOCKS = [
+    {"type": "thinking", "thinking": "They asked for the build."},
+    {"type": "text", "text": "The build is fixed."},
+]
+# (envelope, what the hub receives) in the order a Claude Code session sends them.
+CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
+    ({"hook_event_name": "SessionStart", "source": "startup"}, [
+        status(phase="running", activity="working", status="working", message="Session started")
+    ]),
+    ({"hook_event_name": "UserPromptSubmit", "prompt": "fix the build"}, [
+        status(activity="thinking", status="thinking", message="fix the build")
+    ]),
+    ({"hook_event_name": "PreToolUse", "tool_name": "Bash"}, [
+        status(activity="executing", toolName="Bash", status="executing", message="Executing: Bash")
+    ]),
+    ({"hook_event_name": "PostToolUse", "tool_name": "Bash"}, [
+        status(activity="working", status="working", message="Ready")
+    ]),
+    ({"hook_event_name": "PreToolUse", "tool_name": "ExitPlanMode"}, [
+        status(activity="waiting_for_input", status="waiting_for_input", message="Waiting for plan approval")
+    ]),
+    # waiting_for_input is sticky: step ends and model calls are not reported over it.
+    ({"hook_event_name": "PostToolUse", "tool_name": "ExitPlanMode"}, []),
+    ({"hook_event_name": "BeforeModel"}, []),
+    ({"hook_event_name": "Notification"}, [
+        status(activity="waiting_for_input", status="waiting_for_input", message="Waiting on parent")
+    ]),
+    ({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"}, [
+        status(activity="waiting_for_input", status="waiting_for_input", message="Waiting on parent")
+    ]),
+    ({"hook_event_name": "PreToolUse", "tool_name": "Read"}, [
+        status(activity="executing", toolName="Read", status="executing", message="Executing: Read")
+    ]),
+    ({"hook_event_name": "Stop", "last_assistant_message": BLOCKS}, [
+        ("outbound-message", {
+            "msg": "The build is fixed.",
+            "type": "assistant-reply",
+            "visibility": "verbose",
+            "metadata": {"has_thinking": "true", "source": "hook"},
+        }),
+        status(activity="working", status="working", message="Ready"),
+    ]),
+    ({"hook_event_name": "PostToolBatch"}, []),  # no rule for an unmapped event
+    ({"hook_event_name": "SessionEnd", "reason": "exit"}, [
+        status(phase="stopped", status="stopped", message="Session ended")
+    ]),
+]  # fmt: skip
+
+
+def test_a_claude_session_reports_what_scion_reports(agent: Agent, hub: Recorder) -> None:
+    assert [send(agent, hub, envelope) for envelope, _ in CLAUDE_SESSION] == [
+        sent for _, sent in CLAUDE_SESSION
+    ]
+
+
+def test_response_complete_sends_a_task_summary_and_later_tools_are_wrap_up(
+    agent: Agent, hub: Recorder
+) -> None:
+    done: Envelope = {"type": "agent-turn-complete", "title": "Renamed the module"}
+    assert send(agent, hub, done, "codex") == [
+        status(activity="completed", status="completed", taskSummary="Renamed the module")
+    ]
+    assert send(agent, hub, {"type": "tool-start", "tool_name": "git"}, "codex") == []
+    assert send(agent, hub, {"type": "notification", "message": "Approve?"}, "codex") == [
+        status(activity="waiting_for_input", status="waiting_for_input", message="Approve?")
+    ]
+
+
+def test_a_long_prompt_is_cut_at_100_bytes_as_go_cuts_it(agent: Agent, hub: Recorder) -> None:
+    [(_, body)] = send(agent, hub, {"hook_event_name": "UserPromptSubmit", "prompt": "é" * 150})
+    # 97 bytes: 48 two-byte characters and half of one, which Go's encoder writes as U+FFFD.
+    assert body == {"activity": "thinking", "status": "thinking", "message": "é" * 48 + "\ufffd..."}
+
+
+@pytest.mark.xdist_group("limits-trigger")  # writes Scion's fixed /tmp/scion-limits-exceeded
+def test_counts_go_in_their_own_update_and_limits_exceeded_is_left_to_scions_init(
+    agent: Agent, hub: Recorder
+) -> None:
+    agent.env.update(SCION_MAX_TURNS="2", SCION_MAX_MODEL_CALLS="5")
+    turn: Envelope = {"hook_event_name": "Stop"}
+    ready = status(activity="working", status="working", message="Ready")
+    assert send(agent, hub, turn) == [ready, status(currentTurns=1, currentModelCalls=0)]
+    assert send(agent, hub, turn) == [ready, status(currentTurns=2, currentModelCalls=0)]
+    assert agent.info["activity"] == "limits_exceeded"
+    # limits_exceeded is sticky: the next turn end is not reported, its count is.
+    assert send(agent, hub, turn) == [status(currentTurns=3, currentModelCalls=0)]
+    assert send(agent, hub, {"hook_event_name": "PreToolUse", "tool_name": "Bash"}) == []
+
+
+def test_skipped_updates_are_logged_at_debug_level(agent: Agent, hub: Recorder) -> None:
+    agent.run("status", "blocked", "need a key")
+    hub.take()
+    agent.hook({"hook_event_name": "PostToolUse"}, SCION_LOG_LEVEL="debug")
+    assert hub.take() == []
+    assert agent.log_lines[-1].endswith(
+        "[sciontool] [DEBUG] Hub: no status update for tool-end (local activity blocked)"
+    )
