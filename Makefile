@@ -28,7 +28,10 @@ lint: $(DEV)
 	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e
 	$(BIN)/mypy
 
+# Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
+# processes, and with PYTHONDONTWRITEBYTECODE set each would compile the package anew.
 test: lint
+	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/pytest
 
 # The CLI smoke tests against the oldest versions pyproject.toml allows (CI runs it after `make test`).

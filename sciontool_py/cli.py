@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -417,6 +418,11 @@ def run(args: list[str]) -> int:
         if not hasattr(exc, "format_message"):
             error_line(f"{_command_path(args)}: internal error: {type(exc).__name__}: {exc}")
             return 1
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # A group named without a command (`sciontool dialect`): its help is the answer,
+            # as for `sciontool` alone. Rich help is already printed; plain help is the message.
+            sys.stdout.write(exc.format_message())
+            return 0
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "sciontool"
         hint = f" (see '{where} --help')" if ctx is not None else ""

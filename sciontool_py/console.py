@@ -60,16 +60,16 @@ def write_stderr(text: str, wait: float = 0.0) -> None:
     Never raises: with stderr closed, full or broken the text is lost and
     the caller goes on.
     """
-    stream = sys.stderr
-    try:
-        fd = stream.fileno() if stream is not None else 2
-    except (AttributeError, OSError, ValueError):
-        stream.write(text)  # an in-memory stream (a test, an embedding program): nothing to block on
-        return
     try:
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         data = text.encode("utf-8", "backslashreplace")
+    stream = sys.stderr
+    try:
+        fd = stream.fileno() if stream is not None else 2
+    except (AttributeError, OSError, ValueError):
+        _write_in_memory(stream, text, data)  # a test's or an embedding program's stream
+        return
     try:
         if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
             while data:  # a file takes what it is given
@@ -77,6 +77,18 @@ def write_stderr(text: str, wait: float = 0.0) -> None:
         else:
             _write_waiting(fd, data, wait)
     except OSError:
+        pass
+
+
+def _write_in_memory(stream: object, text: str, data: bytes) -> None:
+    # Nothing to block on; bytes where the stream takes them, so undecodable ones stay as they came.
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+        else:
+            stream.write(text)  # type: ignore[attr-defined]
+    except (OSError, ValueError):
         pass
 
 

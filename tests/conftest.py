@@ -1,19 +1,80 @@
-"""Shared helpers: run the real `sciontool` in a throwaway HOME."""
+"""Shared helpers: run the real `sciontool` in a throwaway HOME, or call its modules in-process
+with HOME pointed at one; a real HTTP hub on 127.0.0.1; events and log lines."""
 
 from __future__ import annotations
 
+import http.server
+import io
 import json
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hostile import Machine, new_machine
 
+from sciontool_py.event import CanonicalEvent
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+# The environment that changes what the hook does; no test may inherit it from the caller.
+SCION_VARIABLES = (
+    "SCION_DIALECTS_PATH",
+    "SCION_HUB_ENDPOINT",
+    "SCION_HUB_URL",
+    "SCION_AGENT_ID",
+    "SCION_AUTH_TOKEN",
+    "SCION_MAX_TURNS",
+    "SCION_MAX_MODEL_CALLS",
+    "SCION_LOG_LEVEL",
+    "SCION_DEBUG",
+)
+# Under xdist, tests that assert how long something takes, and the test that floods both
+# cores with 200 processes, share one worker: run side by side, the flood would push the
+# others past their bounds. The rest of the suite runs on the other workers meanwhile.
+TIMED = pytest.mark.xdist_group("timed")
+# One agent.log line as Scion's tools write it: a UTC RFC 3339 stamp (Go's RFC3339Nano).
+LOG_LINE = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z \[sciontool\] \[(?P<level>[A-Z]+)\]"
+    r"(?: \[(?P<tag>[^]]+)\])? (?P<msg>.*)$"
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the process-wide log settings a new process has: `hook` and
+    `status` turn the stderr mirror off, and SCION_LOG_LEVEL is read once per process."""
+    from sciontool_py.handlers import agent_log, log_level
+
+    monkeypatch.setattr(agent_log, "_quiet", False)
+    monkeypatch.setattr(log_level, "_spec", None)
+
+
+def event(name: str, raw_name: str = "", dialect: str = "core-agent", **data: object) -> CanonicalEvent:
+    """A canonical event as a dialect would produce it (raw name defaults to the name)."""
+    return CanonicalEvent(name, raw_name or name, dialect, data, {})
+
+
+def log_entries(home: Path) -> list[tuple[str, str | None, str]]:
+    """(level, tag or None, message) of each agent.log line in home; [] when there is no log."""
+    path = home / "agent.log"
+    if not path.exists():
+        return []
+    entries = []
+    for line in path.read_text(errors="surrogateescape").splitlines():
+        match = LOG_LINE.match(line)
+        assert match, f"not an agent.log line: {line!r}"
+        entries.append((match["level"], match["tag"], match["msg"]))
+    return entries
+
+
+def read_info(home: Path) -> dict[str, object]:
+    return json.loads((home / "agent-info.json").read_text())  # type: ignore[no-any-return]
 
 
 def sciontool(
@@ -30,6 +91,36 @@ def sciontool(
     )
 
 
+class Ran:
+    """What a command did, in the shape of subprocess.CompletedProcess (text)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+CliHere = Callable[..., Ran]
+
+
+@pytest.fixture
+def cli_here(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CliHere:
+    """`sciontool ARGS` through the typer app in this process: `cli_here(*args, stdin="")`.
+
+    For tests of what a command does; the process boundary itself is proven with `sciontool()`.
+    """
+    from sciontool_py import cli
+
+    def run(*args: str, stdin: str = "") -> Ran:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        capsys.readouterr()
+        code = cli.run(list(args))
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
+
+
 class Agent:
     """A temp HOME with the sciontool command pointed at it."""
 
@@ -40,17 +131,7 @@ class Agent:
             "HOME": str(home),
             "SCIONTOOL_CACHE_DIR": str(cache),
         }
-        for name in (
-            "SCION_DIALECTS_PATH",
-            "SCION_HUB_ENDPOINT",
-            "SCION_HUB_URL",
-            "SCION_AGENT_ID",
-            "SCION_AUTH_TOKEN",
-            "SCION_MAX_TURNS",
-            "SCION_MAX_MODEL_CALLS",
-            "SCION_LOG_LEVEL",
-            "SCION_DEBUG",
-        ):
+        for name in SCION_VARIABLES:
             self.env.pop(name, None)
 
     def run(
@@ -90,6 +171,72 @@ def agent(tmp_path: Path) -> Agent:
     home = tmp_path / "home"
     home.mkdir()
     return Agent(home, tmp_path / "cache")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temp HOME for in-process calls: the environment of the `agent` fixture, in this process."""
+    if os.path.isdir("/home/scion"):
+        pytest.skip("/home/scion exists: Scion's rule sends agent.log there")
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("SCIONTOOL_CACHE_DIR", str(tmp_path / "cache"))
+    for name in SCION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return folder
+
+
+class HubRequest:
+    def __init__(self, path: str, headers: dict[str, str], body: bytes) -> None:
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.at = time.monotonic()
+
+
+class HubServer(http.server.ThreadingHTTPServer):
+    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last repeats)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HubHandler)
+        self.replies = [200]
+        self.requests: list[HubRequest] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _HubHandler(http.server.BaseHTTPRequestHandler):
+    server: HubServer
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        hub = self.server
+        hub.requests.append(HubRequest(self.path, dict(self.headers.items()), body))
+        code = hub.replies[min(len(hub.requests), len(hub.replies)) - 1]
+        # A careless hub echoes the credential it was sent: the client must redact it.
+        reply = json.dumps({"error": "no", "token": self.headers.get("X-Scion-Agent-Token")}).encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hub() -> Iterator[HubServer]:
+    server = HubServer()
+    # A short poll: shutdown() waits for the loop to notice, once per test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
 
 
 @pytest.fixture

@@ -1,4 +1,8 @@
-"""`sciontool dialect scaffold`: from a recorded envelope log to a dialect that passes check and test."""
+"""`sciontool dialect scaffold`: from a recorded envelope log to a dialect that passes check and test.
+
+The first test scaffolds with the real command and normalizes with it; check, test and the other
+cases run the typer app in-process.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import json
 from pathlib import Path
 
 import yaml
-from conftest import REPO, sciontool
+from conftest import REPO, CliHere, sciontool
 
 
 def core_agent_log(turns: int = 50) -> str:
@@ -32,7 +36,9 @@ def core_agent_log(turns: int = 50) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
-def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(tmp_path: Path) -> None:
+def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(
+    tmp_path: Path, cli_here: CliHere
+) -> None:
     log = tmp_path / "events.jsonl"
     log.write_text(core_agent_log())
     assert len(log.read_text().splitlines()) == 200
@@ -49,9 +55,9 @@ def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(tmp
     ]
     assert out.stdout.splitlines()[-1] == "4 raw events mapped, 0 left as TODO"
 
-    check = sciontool("dialect", "check", str(folder))
+    check = cli_here("dialect", "check", str(folder))
     assert (check.returncode, check.stdout) == (0, "1 checked, 0 errors, 0 warnings\n")
-    tested = sciontool("dialect", "test", str(folder))
+    tested = cli_here("dialect", "test", str(folder))
     assert (tested.returncode, tested.stdout) == (0, "4 passed, 0 failed\n")
 
     text = (folder / "dialect.yaml").read_text()
@@ -70,14 +76,14 @@ def test_a_recorded_core_agent_log_scaffolds_a_dialect_that_checks_and_tests(tmp
     assert len(core.stdout.splitlines()) == 200
 
 
-def test_unknown_events_and_nested_fields(tmp_path: Path) -> None:
+def test_unknown_events_and_nested_fields(tmp_path: Path, cli_here: CliHere) -> None:
     log = tmp_path / "events.jsonl"
     # Written without newlines, as `cat >>` records a harness that sends none.
     log.write_text(
         json.dumps({"type": "pre_tool_use", "tool": {"name": "grep", "args": {"q": "x"}}, "sessionId": "s"})
         + json.dumps({"type": "Frobnicate", "message": "hi"})
     )
-    out = sciontool("dialect", "scaffold", "nested", "--from", str(log), "--out", str(tmp_path))
+    out = cli_here("dialect", "scaffold", "nested", "--from", str(log), "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "nested" / "dialect.yaml").read_text()
     assert yaml.safe_load(text)["mappings"] == {
@@ -88,44 +94,44 @@ def test_unknown_events_and_nested_fields(tmp_path: Path) -> None:
     }
     assert "  # TODO: Frobnicate (seen 1 time) matches no known harness event." in text
     assert "  # Frobnicate:\n  #   event: TODO\n" in text
-    assert sciontool("dialect", "check", str(tmp_path / "nested")).returncode == 0
-    assert sciontool("dialect", "test", str(tmp_path / "nested")).stdout == "2 passed, 0 failed\n"
+    assert cli_here("dialect", "check", str(tmp_path / "nested")).returncode == 0
+    assert cli_here("dialect", "test", str(tmp_path / "nested")).stdout == "2 passed, 0 failed\n"
     fixture = json.loads((tmp_path / "nested" / "pre-tool-use.json").read_text())
     assert fixture["expect"]["data"] == {"tool_name": "grep", "session_id": "s", "tool_input": '{"q":"x"}'}
 
 
-def test_existing_files_are_kept_without_force(tmp_path: Path) -> None:
+def test_existing_files_are_kept_without_force(tmp_path: Path, cli_here: CliHere) -> None:
     log = tmp_path / "events.jsonl"
     log.write_text(core_agent_log(1))
     args = ("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
-    assert sciontool(*args).returncode == 0
+    assert cli_here(*args).returncode == 0
     dialect = tmp_path / "mine" / "dialect.yaml"
     dialect.write_text("edited by hand\n")
-    again = sciontool(*args)
+    again = cli_here(*args)
     assert (again.returncode, again.stderr) == (
         1,
         f"sciontool dialect scaffold: {dialect}: already exists (use --force to overwrite)\n",
     )
     assert dialect.read_text() == "edited by hand\n"
-    assert sciontool(*args, "--force").returncode == 0
+    assert cli_here(*args, "--force").returncode == 0
     assert dialect.read_text().startswith("# yaml-language-server:")
 
 
-def test_bad_logs_are_one_line_errors(tmp_path: Path) -> None:
+def test_bad_logs_are_one_line_errors(tmp_path: Path, cli_here: CliHere) -> None:
     log = tmp_path / "events.jsonl"
     log.write_text('{"hook_event_name": "a"}\n{"oops"\n')
-    out = sciontool("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    out = cli_here("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
     assert out.returncode == 1
     assert (
         out.stderr.startswith(f"sciontool dialect scaffold: {log}:2: not JSON:")
         and len(out.stderr.splitlines()) == 1
     )
     log.write_text('{"hook_event_name": "a"}\n{"foo": 1}\n')
-    out = sciontool("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
+    out = cli_here("dialect", "scaffold", "mine", "--from", str(log), "--out", str(tmp_path))
     assert out.stderr.startswith(
         f"sciontool dialect scaffold: {log}:2: no event name in the envelope (tried hook_event_name,"
     )
-    out = sciontool("dialect", "scaffold", "Bad Name", "--from", str(log), "--out", str(tmp_path))
+    out = cli_here("dialect", "scaffold", "Bad Name", "--from", str(log), "--out", str(tmp_path))
     assert (
         out.stderr
         == "sciontool dialect scaffold: invalid dialect name 'Bad Name': expected [a-z0-9][a-z0-9._-]*\n"
@@ -133,7 +139,9 @@ def test_bad_logs_are_one_line_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "mine").exists()
 
 
-def test_a_made_up_harness_gets_fields_from_its_shape_and_events_from_its_words(tmp_path: Path) -> None:
+def test_a_made_up_harness_gets_fields_from_its_shape_and_events_from_its_words(
+    tmp_path: Path, cli_here: CliHere
+) -> None:
     """Key names it has never seen: a name beside args is a tool call, a constant `session` an id."""
     log = "".join(
         json.dumps(e) + "\n"
@@ -157,12 +165,12 @@ def test_a_made_up_harness_gets_fields_from_its_shape_and_events_from_its_words(
     assert dialect["mappings"]["ToolCallFinished"]["event"] == "tool-end"
     assert dialect["mappings"]["ToolCallFinished"]["fields"]["tool_output"] == ".call.result"
     assert "from <stdin>: 2 envelopes, 2 raw events." in (tmp_path / "acme" / "dialect.yaml").read_text()
-    tested = sciontool("dialect", "test", str(tmp_path / "acme"))
+    tested = cli_here("dialect", "test", str(tmp_path / "acme"))
     assert tested.stdout.splitlines()[-1] == "2 passed, 0 failed"
 
 
-def test_one_event_is_counted_in_the_singular(tmp_path: Path) -> None:
+def test_one_event_is_counted_in_the_singular(tmp_path: Path, cli_here: CliHere) -> None:
     log = json.dumps({"hook_event_name": "tool-start", "tool_name": "x"}) + "\n"
-    out = sciontool("dialect", "scaffold", "one", "--from", "-", "--out", str(tmp_path), stdin=log)
+    out = cli_here("dialect", "scaffold", "one", "--from", "-", "--out", str(tmp_path), stdin=log)
     assert out.stdout.splitlines()[-1] == "1 raw event mapped, 0 left as TODO"
     assert "1 envelope, 1 raw event." in (tmp_path / "one" / "dialect.yaml").read_text()

@@ -1,4 +1,5 @@
-"""`sciontool emit`, run as a user runs it."""
+"""`sciontool emit`: the real command where the process boundary is the point (stdin, the pipe into
+`sciontool hook`, hooks run from a config), the typer app in-process for the rest."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import sciontool
+from conftest import CliHere, sciontool
 
 
 def emit(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return sciontool("emit", *args, stdin=stdin, env=env)
+
+
+@pytest.fixture
+def emit_here(cli_here: CliHere) -> CliHere:
+    """`sciontool emit ARGS` through the typer app in this process."""
+    return lambda *args, stdin="": cli_here("emit", *args, stdin=stdin)
 
 
 AGENT_EVENTS = "\n".join(
@@ -38,10 +45,10 @@ def test_events_from_stdin_print_one_envelope_per_hook() -> None:
     assert result.stderr == ""
 
 
-def test_events_from_a_file(tmp_path: Path) -> None:
+def test_events_from_a_file(tmp_path: Path, emit_here: CliHere) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text('{"content":{"parts":[{"function_response":{"name":"ls","response":null}}]}}\n\n')
-    result = emit("--events", str(path))
+    result = emit_here("--events", str(path))
     assert result.stdout == '{"hook_event_name":"tool-end","tool_name":"ls","tool_output":null}\n'
 
 
@@ -64,8 +71,8 @@ def test_events_from_a_file(tmp_path: Path) -> None:
         (["agent-end"], '{"hook_event_name":"agent-end"}'),
     ],
 )
-def test_one_event_from_options(args: list[str], line: str) -> None:
-    result = emit(*args)
+def test_one_event_from_options(args: list[str], line: str, emit_here: CliHere) -> None:
+    result = emit_here(*args)
     assert (result.returncode, result.stdout, result.stderr) == (0, line + "\n", "")
 
 
@@ -149,18 +156,27 @@ def test_withhold_keeps_a_variable_from_the_hooks(tmp_path: Path) -> None:
         (["agent-end", "--deny", "x"], "", "--deny, --withhold and --pass-env go with --config"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_1(args: list[str], stdin: str, message: str) -> None:
-    result = emit(*args, stdin=stdin)
+def test_bad_input_is_one_line_and_exit_1(
+    args: list[str], stdin: str, message: str, emit_here: CliHere
+) -> None:
+    result = emit_here(*args, stdin=stdin)
     assert result.returncode == 1
     assert result.stderr.startswith(f"sciontool emit: {message}")
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
 
 
-def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
+def test_bad_input_from_the_real_command_is_one_line_and_exit_1() -> None:
+    result = emit("--events", "-", stdin='{"turn_end":true}\n[1]\n')
+    assert result.returncode == 1
+    assert result.stderr == "sciontool emit: <stdin>:2: expected a JSON object (an agent event)\n"
+    assert result.stdout == '{"hook_event_name":"agent-end"}\n'  # what came before the bad line was sent
+
+
+def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path, emit_here: CliHere) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"hooks": {"tool-strat": [{"command": "true"}]}}))
-    result = emit("agent-end", "--config", str(config))
+    result = emit_here("agent-end", "--config", str(config))
     assert result.returncode == 1
     assert result.stderr == (
         f'sciontool emit: {config}: hooks: unknown event "tool-strat" '
@@ -168,14 +184,14 @@ def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
     )
 
 
-def test_help_says_config_hooks_pass_an_allow_all_gate() -> None:
-    result = emit("--help")
+def test_help_says_config_hooks_pass_an_allow_all_gate(emit_here: CliHere) -> None:
+    result = emit_here("--help")
     assert result.returncode == 0
     assert "ALLOW-ALL" in result.stdout
 
 
-def test_final_text_fires_model_start_only_with_the_opt_in() -> None:
+def test_final_text_fires_model_start_only_with_the_opt_in(emit_here: CliHere) -> None:
     final_text = '{"content":{"parts":[{"text":"done"}]}}\n{"turn_end":true}\n'
-    assert emit("--events", "-", stdin=final_text).stdout == '{"hook_event_name":"agent-end"}\n'
-    opted_in = emit("--events", "-", "--model-start-on-final-text", stdin=final_text)
+    assert emit_here("--events", "-", stdin=final_text).stdout == '{"hook_event_name":"agent-end"}\n'
+    opted_in = emit_here("--events", "-", "--model-start-on-final-text", stdin=final_text)
     assert opted_in.stdout == '{"hook_event_name":"model-start"}\n{"hook_event_name":"agent-end"}\n'

@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
 
 from sciontool_py.emitter import AllowAll, Dispatcher
 from sciontool_py.emitter.config import parse_hooks
+
+pytestmark = TIMED
 
 
 def processes_running(marker: str) -> list[int]:

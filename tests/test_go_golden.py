@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, TIMED
 
 from sciontool_py import fastpath
 from sciontool_py.handlers import agent_log
@@ -178,6 +178,7 @@ def replay_sequence(index: int, sequence: dict[str, object], root: Path) -> list
 
 
 @pytest.mark.slow
+@TIMED  # four hook processes at a time for seconds: never beside a test that bounds a duration
 def test_every_agent_info_state_is_gos(tmp_path: Path) -> None:
     sequences = json.loads(gzip.decompress((GOLDEN / "status-sequences.json.gz").read_bytes()))
     with ThreadPoolExecutor(max_workers=4) as pool:  # sequences are independent; steps are not

@@ -242,6 +242,7 @@ def test_unknown_status_type_lists_the_valid_ones(agent: Agent) -> None:
     )
 
 
+@pytest.mark.xdist_group("limits-trigger")  # Scion's fixed /tmp/scion-limits-exceeded
 def test_turn_limit_is_counted_and_enforced(agent: Agent) -> None:
     trigger = Path("/tmp/scion-limits-exceeded")
     trigger.unlink(missing_ok=True)

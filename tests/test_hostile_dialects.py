@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import sciontool
+from conftest import TIMED, sciontool
 from hostile import Machine
+
+pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
 DIALECT = """\
 dialect: probe

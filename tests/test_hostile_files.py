@@ -12,7 +12,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
 from hostile import SECRET, SEED, Machine, RawServer, answer
+
+pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
 AGENT_END = {"hook_event_name": "agent-end"}
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grep"}

@@ -12,7 +12,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from conftest import TIMED
 from hostile import TOKEN, Machine, RawServer, answer, request_headers
+
+pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grab"}
 FAILED = re.compile(r"\[ERROR\] hub status update failed event=tool-start elapsed_ms=(\d+) error=(.*)")

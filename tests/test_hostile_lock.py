@@ -10,7 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
 from hostile import Machine
+
+pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grep"}
 HOLD = "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print(flush=True); time.sleep(float(sys.argv[2]))"

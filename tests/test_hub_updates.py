@@ -42,7 +42,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def hub(agent: Agent) -> Iterator[Recorder]:
     server = Recorder()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the loop to notice, once per test.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     agent.env.update(
         SCION_HUB_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
@@ -143,6 +144,7 @@ def test_a_long_prompt_is_cut_at_100_bytes_as_go_cuts_it(agent: Agent, hub: Reco
     assert body == {"activity": "thinking", "status": "thinking", "message": "é" * 48 + "\ufffd..."}
 
 
+@pytest.mark.xdist_group("limits-trigger")  # writes Scion's fixed /tmp/scion-limits-exceeded
 def test_counts_go_in_their_own_update_and_limits_exceeded_is_left_to_scions_init(
     agent: Agent, hub: Recorder
 ) -> None:

@@ -18,6 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
+
+pytestmark = TIMED
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 SEED = {"phase": "running", "activity": "working", "harness": "core-agent", "detail": {"message": "seeded"}}

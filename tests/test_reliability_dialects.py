@@ -11,7 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Agent
+from conftest import TIMED, Agent
+
+pytestmark = TIMED  # every refusal must come within 3 s
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 MEMORY_LIMIT = 256 << 20  # address space each refusal runs under (RLIMIT_AS)

@@ -8,10 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
 from test_emitter_process import fire_agent_end, leftovers, processes_running
 
 from sciontool_py.emitter import DenyPatterns, Dispatcher
 from sciontool_py.emitter.config import parse_hooks
+
+pytestmark = TIMED
 
 __all__ = ["leftovers"]  # the fixture, used by name
 

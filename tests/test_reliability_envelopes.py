@@ -12,7 +12,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Agent
+from conftest import REPO, TIMED, Agent
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,6 +95,7 @@ def run_big(agent: Agent, data: bytes) -> tuple[subprocess.CompletedProcess[byte
 
 
 @pytest.mark.slow
+@TIMED
 def test_a_50_mb_envelope_cut_short_is_refused_in_one_line(agent: Agent) -> None:
     (agent.home / "agent-info.json").write_bytes(SEEDED)
     result, elapsed = run_big(agent, fifty_megabytes("x" * 50_000_000))  # the string never ends
@@ -103,6 +104,7 @@ def test_a_50_mb_envelope_cut_short_is_refused_in_one_line(agent: Agent) -> None
 
 
 @pytest.mark.slow
+@TIMED
 def test_a_50_mb_tool_output_is_an_ordinary_event(agent: Agent) -> None:
     # Not refused: a tool may return that much, and refusing would lose the event.
     result, elapsed = run_big(agent, fifty_megabytes("x" * 50_000_000) + b'"}')

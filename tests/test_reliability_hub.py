@@ -3,71 +3,19 @@ how long it may hold the agent, and that the token never leaks into anything it 
 
 from __future__ import annotations
 
-import http.server
-import json
 import re
 import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Agent
+from conftest import TIMED, Agent, HubServer
+
+pytestmark = TIMED
 
 TOKEN = "tok-3f9a1c7e5b2d4680"
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grep", "tool_input": {"q": "x"}}
 BUDGET = 5.0  # the hub's 3 s budget plus starting Python, with room for a loaded machine
-
-
-class Request:
-    def __init__(self, path: str, headers: dict[str, str], body: bytes) -> None:
-        self.path = path
-        self.headers = headers
-        self.body = body
-        self.at = time.monotonic()
-
-
-class Hub(http.server.ThreadingHTTPServer):
-    """Answers each request with the next status of `replies` (the last one repeats)."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.replies = [200]
-        self.requests: list[Request] = []
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server: Hub
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        hub = self.server
-        hub.requests.append(Request(self.path, dict(self.headers.items()), body))
-        code = hub.replies[min(len(hub.requests), len(hub.replies)) - 1]
-        # A careless hub echoes the credential it was sent: the client must redact it.
-        reply = json.dumps({"error": "no", "token": self.headers.get("X-Scion-Agent-Token")}).encode()
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def hub() -> Iterator[Hub]:
-    server = Hub()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -106,7 +54,7 @@ def hub_errors(agent: Agent) -> list[str]:
 FAILED = "[ERROR] hub status update failed event=tool-start elapsed_ms=* error="
 
 
-def test_tool_start_posts_scions_status_body_with_the_token_header(hub_agent: Agent, hub: Hub) -> None:
+def test_tool_start_posts_scions_status_body_with_the_token_header(hub_agent: Agent, hub: HubServer) -> None:
     run_hook(hub_agent, hub.url + "/")
     [request] = hub.requests
     assert request.path == "/api/v1/agents/agent-7/status"
@@ -120,14 +68,14 @@ def test_tool_start_posts_scions_status_body_with_the_token_header(hub_agent: Ag
     assert hub_errors(hub_agent) == []
 
 
-def test_the_environment_token_is_used_without_a_token_file(agent: Agent, hub: Hub) -> None:
+def test_the_environment_token_is_used_without_a_token_file(agent: Agent, hub: HubServer) -> None:
     agent.env.update(SCION_AGENT_ID="agent-7", SCION_AUTH_TOKEN=TOKEN)
     run_hook(agent, hub.url)
     [request] = hub.requests
     assert request.headers["X-Scion-Agent-Token"] == TOKEN
 
 
-def test_5xx_is_retried_with_backoff_until_it_succeeds(hub_agent: Agent, hub: Hub) -> None:
+def test_5xx_is_retried_with_backoff_until_it_succeeds(hub_agent: Agent, hub: HubServer) -> None:
     hub.replies = [503, 502, 200]
     run_hook(hub_agent, hub.url)
     assert len(hub.requests) == 3
@@ -137,7 +85,7 @@ def test_5xx_is_retried_with_backoff_until_it_succeeds(hub_agent: Agent, hub: Hu
 
 
 @pytest.mark.slow
-def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, hub: Hub) -> None:
+def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, hub: HubServer) -> None:
     hub.replies = [500]
     stderr, elapsed = run_hook(hub_agent, hub.url)
     assert elapsed < BUDGET, elapsed
@@ -149,7 +97,7 @@ def test_5xx_forever_is_given_up_within_the_budget_and_logged(hub_agent: Agent, 
     assert stderr == ""  # quiet, as Scion's hook: the failure is in agent.log
 
 
-def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, hub: Hub) -> None:
+def test_4xx_is_not_retried_and_the_echoed_token_is_redacted(hub_agent: Agent, hub: HubServer) -> None:
     hub.replies = [403]
     stderr, _ = run_hook(hub_agent, hub.url)
     assert len(hub.requests) == 1

@@ -62,6 +62,7 @@ def test_damaged_limits_file_is_logged_and_counting_restarts(agent: Agent, damag
     assert json.loads((agent.home / "agent-limits.json").read_text())["turn_count"] == 2
 
 
+@pytest.mark.xdist_group("limits-trigger")  # writes Scion's fixed /tmp/scion-limits-exceeded
 def test_limits_file_that_cannot_be_written_is_logged_and_the_limit_still_enforced(agent: Agent) -> None:
     (agent.home / "agent-limits.json").mkdir()
     result = agent.hook({"hook_event_name": "agent-end"}, "--dialect=core-agent", SCION_MAX_TURNS="1")

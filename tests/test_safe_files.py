@@ -10,9 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import TIMED
 
 from sciontool_py import console, gojson
 from sciontool_py.handlers import files
+
+pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
 
 def test_read_bytes_refuses_whatever_is_not_a_plain_file_reached_plainly(tmp_path: Path) -> None:
