@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -34,7 +35,29 @@ RETURN_WITHIN = 5.0  # the promise: whatever the machine does, the hook returns 
 SECRET = "hostile-secret-5d1f0c9e7b"
 TOKEN = "tok-hostile-9a8b7c6d5e4f3a21"
 SEED = {"keep": "me", "phase": "running", "activity": "thinking"}
-_ISOLATE = 'mount --bind "$HOSTILE_TMP" /tmp || exit 97; '
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _kept_under_tmp() -> list[str]:
+    """The folders right under /tmp that the command itself lives in (a clean clone in /tmp,
+    its venv): bound into the private /tmp at the same place, so covering /tmp hides no code."""
+    kept = set()
+    for path in (REPO, Path(sys.prefix), Path(sys.base_prefix), SCIONTOOL.parent):
+        resolved = path.resolve()
+        if resolved.is_relative_to("/tmp") and resolved != Path("/tmp"):
+            kept.add(resolved.relative_to("/tmp").parts[0])
+    return sorted(kept)
+
+
+KEPT_IN_TMP = _kept_under_tmp()
+_ISOLATE = (
+    "".join(
+        f'mkdir -p "$HOSTILE_TMP"/{shlex.quote(name)} && '
+        f'mount --bind /tmp/{shlex.quote(name)} "$HOSTILE_TMP"/{shlex.quote(name)} && '
+        for name in KEPT_IN_TMP
+    )
+    + 'mount --rbind "$HOSTILE_TMP" /tmp || exit 97; '
+)
 # Peak RSS needs a small parent: a child forked from pytest starts with pytest's high-water mark.
 _MEASURE = """\
 import os, sys
@@ -56,8 +79,9 @@ def private_tmp() -> bool:
         ok = False
         if os.geteuid() == 0 and unshare and os.path.isdir("/var/tmp"):
             with tempfile.TemporaryDirectory(dir="/var/tmp") as folder:
+                Path(folder, ".private").touch()
                 probe = subprocess.run(
-                    [unshare, "-m", "sh", "-c", _ISOLATE + 'test -z "$(ls -A /tmp)"'],
+                    [unshare, "-m", "sh", "-c", _ISOLATE + "test -e /tmp/.private"],
                     env={**os.environ, "HOSTILE_TMP": folder},
                     capture_output=True,
                     timeout=30,
@@ -237,7 +261,7 @@ class Machine:
 
     def tmp_names(self) -> set[str]:
         """What the command left in its /tmp."""
-        return {p.name for p in self.tmp.iterdir()}
+        return {p.name for p in self.tmp.iterdir()} - set(KEPT_IN_TMP)
 
     def close(self) -> None:
         for where in reversed(self.mounts):
