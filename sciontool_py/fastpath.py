@@ -23,7 +23,7 @@ _DIALECT_OPTIONS = """\
   --dialect-file PATH   a dialect.yaml to use instead of a name
   -h, --help            show this message and exit"""
 HOOK_USAGE = (
-    "usage: sciontool hook [--dialect NAME | --dialect-file PATH] "
+    "usage: sciontool hook [--dialect NAME | --dialect-file PATH] [--event NAME] "
     "[ask_user|task_completed [MESSAGE...] | EVENT_NAME | JSON]"
 )
 STATUS_USAGE = "usage: sciontool status TYPE [MESSAGE...]"
@@ -40,6 +40,8 @@ error; never 2.
   EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
   JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
+  --event NAME          the raw event name when the envelope carries none (agentino's
+                        hooks send none); a name in the envelope wins
 {_DIALECT_OPTIONS}
 """,
     "status": f"""{STATUS_USAGE}
@@ -67,7 +69,9 @@ class HelpRequested(Exception):
     """`-h` or `--help` among a command's options."""
 
 
-def parse_args(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+def parse_args(
+    args: list[str], usage: str, flags: tuple[str, ...] = (), valued: tuple[str, ...] = ()
+) -> tuple[dict[str, str], list[str]]:
     """Options (--dialect, --dialect-file and the given flags) and positional arguments.
 
     `--` ends the options; `-h` / `--help` before it raise HelpRequested.
@@ -80,7 +84,7 @@ def parse_args(args: list[str], usage: str, flags: tuple[str, ...] = ()) -> tupl
         name, eq, value = arg.partition("=")
         if arg in ("-h", "--help"):
             raise HelpRequested
-        if name in _VALUED:
+        if name in _VALUED or name in valued:
             if not eq:
                 i += 1
                 if i == len(args):
@@ -105,7 +109,7 @@ def hook_command(args: list[str]) -> None:
     from sciontool_py.hook import read_stdin, run_hook
 
     agent_log.set_quiet(True)  # the harness captures stderr; agent.log has every line
-    options, positional = parse_args(args, HOOK_USAGE)
+    options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
         from sciontool_py.status import report_status
@@ -115,14 +119,17 @@ def hook_command(args: list[str]) -> None:
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
     # The envelope goes straight into run_hook, which drops it once decoded.
-    out = run_hook(
+    answer = run_hook(
         options.get("--dialect"),
         options.get("--dialect-file"),
         _positional_envelope(positional[0]) if positional else read_stdin(),
+        options.get("--event"),
     )
-    if out and sys.stdout is not None:  # None: the harness closed stdout
-        sys.stdout.write(out)
+    if answer.response and sys.stdout is not None:  # None: the harness closed stdout
+        sys.stdout.write(answer.response)
         sys.stdout.flush()
+    if answer.failure:
+        raise SciontoolError(answer.failure)
 
 
 def _positional_envelope(arg: str) -> bytes:

@@ -9,7 +9,7 @@ from sciontool_py import gojson
 from sciontool_py.console import cut
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
-from sciontool_py.errors import EventError, SciontoolError
+from sciontool_py.errors import EventError
 from sciontool_py.handlers import agent_info, agent_log
 from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
 from sciontool_py.handlers.files import StateLock, failure, home_dir
@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
 
 
@@ -77,12 +78,14 @@ def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -
         failures.append(failure(exc))
 
 
-def report_failures(home: str, failures: list[str]) -> None:
-    """Log what could not be written (Scion's wording) and fail the call with exit 1."""
-    if failures:
-        message = "cannot update agent state: " + "; ".join(failures)
-        agent_log.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
-        raise SciontoolError(message)
+def log_failures(home: str, failures: list[str]) -> str:
+    """Log what could not be written (Scion's wording); the message the call fails with ('' when
+    everything was written)."""
+    if not failures:
+        return ""
+    message = "cannot update agent state: " + "; ".join(failures)
+    agent_log.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
+    return message
 
 
 def _report_to_hub(
@@ -120,20 +123,43 @@ def _report_to_hub(
         hub.report(home, event.name, "status", status_body(count_update(counts)))
 
 
-def run_hook(dialect: str | None, dialect_file: str | None, data: bytes) -> str:
-    """Process one envelope; returns what goes on stdout (the dialect's response)."""
-    if not data:
-        return ""  # Scion: empty stdin is a no-op
-    payload = parse_envelope(data)
-    del data  # the caller passed its only reference: a huge envelope is not held twice
-    spec = resolve(dialect, dialect_file)
-    event = normalize(spec, payload)
+class Answer:
+    """What one hook call produced: the event (None when stdin was empty), the response for
+    stdout, and what could not be written ('' when every state file was: exit 0)."""
+
+    __slots__ = ("event", "failure", "response")
+
+    def __init__(self, event: CanonicalEvent | None, response: str = "", failure: str = "") -> None:
+        self.event = event
+        self.response = response
+        self.failure = failure
+
+
+def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -> Answer:
+    """The receiver's pipeline for one decoded envelope: normalize, then every handler.
+
+    event_name is the raw event name when the envelope carries none. Raises EventError
+    when the envelope has no event; a state file that cannot be written is in the Answer.
+    """
+    event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
     home = home_dir()
-    report_failures(home, apply_event(home, event, input_tools))  # type: ignore[arg-type]
+    failure = log_failures(home, apply_event(home, event, input_tools))  # type: ignore[arg-type]
+    response = ""
     if event.raw_name in spec.responses:
-        return gojson.dumps(spec.responses[event.raw_name]) + "\n"
-    return ""
+        response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
+    return Answer(event, response, failure)
+
+
+def run_hook(
+    dialect: str | None, dialect_file: str | None, data: bytes, event_name: str | None = None
+) -> Answer:
+    """Process one envelope's bytes (empty: Scion's no-op)."""
+    if not data:
+        return Answer(None)
+    payload = parse_envelope(data)
+    del data  # the caller passed its only reference: a huge envelope is not held twice
+    return receive(resolve(dialect, dialect_file), payload, event_name)
 
 
 def read_stdin() -> bytes:

@@ -21,7 +21,7 @@ def report_status(status_type: str, message: str) -> None:
         raise SciontoolError(f"unknown status type {status_type!r}; valid types: {', '.join(STATUS_TYPES)}")
     activity, default, prefix = STATUS_TYPES[status_type]
     message = message or default
-    from sciontool_py.hook import hub_configured, report_failures
+    from sciontool_py.hook import hub_configured, log_failures
 
     home = home_dir()
     failures: list[str] = []
@@ -43,4 +43,6 @@ def report_status(status_type: str, message: str) -> None:
             key = "taskSummary" if status_type == "task_completed" else "message"
             body = status_body({"activity": activity, key: message})
             hub.report(home, f"status {status_type}", "status", body)
-    report_failures(home, failures)
+    message = log_failures(home, failures)
+    if message:
+        raise SciontoolError(message)

@@ -15,7 +15,9 @@ from sciontool_py.hook import apply_event, parse_envelope, run_hook
 
 
 def hook(envelope: dict[str, object], dialect: str = "core-agent") -> str:
-    return run_hook(dialect, None, json.dumps(envelope).encode())
+    answer = run_hook(dialect, None, json.dumps(envelope).encode())
+    assert answer.failure == ""
+    return answer.response
 
 
 @pytest.fixture
@@ -31,15 +33,16 @@ def test_an_envelope_updates_agent_info_and_the_log(home: Path) -> None:
 
 
 def test_empty_stdin_is_a_no_op(home: Path) -> None:
-    assert run_hook("core-agent", None, b"") == ""
+    answer = run_hook("core-agent", None, b"")
+    assert (answer.event, answer.response, answer.failure) == (None, "", "")
     assert list(home.iterdir()) == []
 
 
 def test_the_dialects_declared_response_is_returned_for_its_raw_event(home: Path) -> None:
     dialect = str(FIXTURES / "nested-paths" / "dialect.yaml")
-    out = run_hook(None, dialect, b'{"kind": "call.begin", "call": {"tool": {"name": "ls"}}}')
+    out = run_hook(None, dialect, b'{"kind": "call.begin", "call": {"tool": {"name": "ls"}}}').response
     assert out == '{"decision":"allow","reason":"observed by sciontool"}\n'
-    assert run_hook(None, dialect, b'{"kind": "call.finish"}') == ""
+    assert run_hook(None, dialect, b'{"kind": "call.finish"}').response == ""
     assert read_info(home) == {"activity": "working"}
 
 
@@ -66,6 +69,17 @@ def test_bad_bytes_are_one_clear_error(data: bytes, message: str) -> None:
     with pytest.raises(EventError) as caught:
         parse_envelope(data)
     assert str(caught.value).startswith(message)
+
+
+def test_the_event_option_names_an_envelope_that_carries_no_name(home: Path) -> None:
+    envelope = b'{"tool_name": "shell", "arguments": {"command": "ls"}}'
+    answer = run_hook("agentino", None, envelope, event_name="PreToolUse")
+    assert answer.event is not None and (answer.event.raw_name, answer.event.name) == (
+        "PreToolUse",
+        "tool-start",
+    )
+    named = run_hook("claude", None, b'{"hook_event_name": "Stop"}', event_name="PreToolUse")
+    assert named.event is not None and named.event.raw_name == "Stop"  # the envelope's name wins
 
 
 def test_a_byte_that_is_not_utf8_is_read_as_go_reads_it(home: Path) -> None:
@@ -97,11 +111,11 @@ def test_unwritable_agent_info_is_a_failure_but_the_other_handlers_run(home: Pat
     assert (home / "prompt.md").read_text() == "fix it"
 
 
-def test_run_hook_logs_the_failure_and_raises_one_line(home: Path) -> None:
+def test_run_hook_logs_the_failure_and_answers_it_in_one_line(home: Path) -> None:
     (home / "agent-info.json").mkdir()
-    with pytest.raises(SciontoolError) as caught:
-        hook({"hook_event_name": "model-start"})
-    assert str(caught.value) == f"cannot update agent state: {home / 'agent-info.json'}: Is a directory"
+    answer = run_hook("core-agent", None, b'{"hook_event_name": "model-start"}')
+    assert answer.failure == f"cannot update agent state: {home / 'agent-info.json'}: Is a directory"
+    assert answer.event is not None and answer.event.name == "model-start"
     assert log_entries(home)[-1] == (
         "ERROR",
         None,

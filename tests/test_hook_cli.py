@@ -444,3 +444,14 @@ def test_emit_help_fits_80_columns_without_cutting(agent: Agent) -> None:
     text = agent.run("emit", "--help", COLUMNS="80").stdout.decode()
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "…" not in text and "--model-start-on-final-text" in text and "narrowed only by --deny" in text
+
+
+def test_event_option_names_agentinos_nameless_context(agent: Agent) -> None:
+    """agentino pipes json.dumps(context) with no event name: --event supplies it."""
+    context = {"tool_name": "shell", "arguments": {"command": "ls"}}
+    result = agent.hook(context, "--dialect=agentino", "--event=PreToolUse")
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert agent.info == {"activity": "executing", "toolName": "shell"}
+    named = agent.hook({"hook_event_name": "Stop"}, "--dialect=agentino", "--event", "PreToolUse")
+    assert named.returncode == 0 and agent.info == {"activity": "working"}  # the envelope's name wins
+    assert agent.hook(context, "--dialect=agentino").returncode == 1  # no name at all: as before

@@ -33,11 +33,15 @@ TRANSCRIPT_KEYS = frozenset(("transcript_path",))  # agent-end, with the dialect
 _INT64_MAX = 2**63 - 1
 
 
-def raw_event_name(spec: DialectSpec, payload: dict[str, object]) -> str:
+def raw_event_name(spec: DialectSpec, payload: dict[str, object], fallback: str | None = None) -> str:
+    """The first non-empty string among the dialect's name fields; else fallback (the name a
+    harness gives on the command line when its envelopes carry none, as agentino's do)."""
     for field in spec.name_fields:
         value = payload.get(field)
         if isinstance(value, str) and value:
             return value
+    if fallback:
+        return fallback
     # Scion's message, plus what was there instead when it was not a string.
     wrong = [
         f"{f} is {_json_kind(payload[f])}"
@@ -61,15 +65,19 @@ def keys_that_fill_data(spec: DialectSpec, raw_name: str) -> frozenset[str]:
     return keys
 
 
-def normalize(spec: DialectSpec, payload: object, codec: GoCodec = GO) -> CanonicalEvent:
+def normalize(
+    spec: DialectSpec, payload: object, codec: GoCodec = GO, fallback_name: str | None = None
+) -> CanonicalEvent:
     """Map one decoded envelope through a dialect; raises EventError on bad input.
 
     codec writes object payloads as Go's json.Marshal would (the normalize
-    stream passes a faster one that gives the same bytes).
+    stream passes a faster one that gives the same bytes). fallback_name is the
+    raw event name when the envelope names none (`hook --event`); a name in the
+    envelope wins.
     """
     if not isinstance(payload, dict):
         raise EventError(f"envelope must be a JSON object, not {_json_kind(payload)}")
-    raw_name = raw_event_name(spec, payload)
+    raw_name = raw_event_name(spec, payload, fallback_name)
     mapping = spec.mappings.get(raw_name)
     name = mapping.event if mapping is not None else raw_name
     data = event_data(spec, payload, name, mapping, codec)
