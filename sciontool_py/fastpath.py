@@ -128,6 +128,10 @@ def hook_command(args: list[str]) -> None:
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(answer.response)
         sys.stdout.flush()
+    from sciontool_py.handlers.files import home_dir
+    from sciontool_py.telemetry import after_answer
+
+    after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
     if answer.failure:
         raise SciontoolError(answer.failure)
 

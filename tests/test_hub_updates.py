@@ -164,6 +164,7 @@ def test_skipped_updates_are_logged_at_debug_level(agent: Agent, hub: Recorder) 
     hub.take()
     agent.hook({"hook_event_name": "PostToolUse"}, SCION_LOG_LEVEL="debug")
     assert hub.take() == []
-    assert agent.log_lines[-1].endswith(
+    # The hub's line, then (telemetry on, nothing listening) the telemetry's own DEBUG line.
+    assert agent.log_lines[-2].endswith(
         "[sciontool] [DEBUG] Hub: no status update for tool-end (local activity blocked)"
     )

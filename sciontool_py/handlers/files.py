@@ -34,6 +34,7 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_LOCK_FILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _S_IFMT, _S_IFREG, _S_IFLNK = 0o170000, 0o100000, 0o120000  # stat's, without importing it
 
 
@@ -169,13 +170,14 @@ def read_json_file(root: str, rel: str) -> tuple[dict[str, object], str]:
     return value, ""
 
 
-def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644) -> None:
+def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644, sync: bool = True) -> None:
     """Replace root/rel with data, so a reader sees the old file or the new one, never a part.
 
     On any failure (a full disk included) the old file is left byte for byte
     and the temp file is removed, on SIGTERM too; OSError names root/rel.
     Whatever sits at root/rel (a symlink, a FIFO, a hard link) is replaced,
-    never followed or written through.
+    never followed or written through.  Without sync the data is not
+    fsynced: for files a crash may lose (a telemetry spool), not state.
     """
     path = os.path.join(root, rel)
     if isinstance(data, str):
@@ -192,7 +194,8 @@ def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644) -> N
         try:
             os.fchmod(fd, mode)
             _write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.rename(temp, leaf, src_dir_fd=folder, dst_dir_fd=folder)
@@ -213,6 +216,47 @@ def write_atomic(root: str, rel: str, data: str | bytes, mode: int = 0o644) -> N
                 _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
             except _Terminated:  # signal.signal runs a handler still pending: the file is complete
                 _die_of_sigterm()
+
+
+def ensure_folder(root: str, rel: str, mode: int = 0o700) -> None:
+    """Create the folder root/rel (its parent must exist) unless something is there already.
+
+    What is there is not checked here: a symlink at the name is refused by
+    whichever call then goes through it.
+    """
+    try:
+        folder, leaf = _locate(root, rel)
+        try:
+            os.mkdir(leaf, mode, dir_fd=folder)
+        except FileExistsError:
+            pass
+        finally:
+            os.close(folder)
+    except OSError as exc:
+        raise _named(exc, os.path.join(root, rel)) from None
+
+
+def open_folder(root: str, rel: str) -> int:
+    """A descriptor (close-on-exec) on the folder root/rel, reached without following a symlink."""
+    try:
+        fd, _ = _locate(root, rel + "/.")  # "." as the leaf: every named folder is walked
+    except OSError as exc:
+        raise _named(exc, os.path.join(root, rel)) from None
+    return fd
+
+
+def remove(root: str, rel: str) -> None:
+    """Unlink root/rel (never through a symlink on the way); a missing file is not an error."""
+    try:
+        folder, leaf = _locate(root, rel)
+        try:
+            os.unlink(leaf, dir_fd=folder)
+        finally:
+            os.close(folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise _named(exc, os.path.join(root, rel)) from None
 
 
 def write_file(path: str, data: str | bytes, mode: int = 0o644) -> None:
@@ -301,6 +345,51 @@ class StateLock:
                 )
         except OSError:
             pass  # a file system without flock: work unlocked, as Scion always does
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = -1
+
+
+class FileLock:
+    """An exclusive flock on the lock file root/rel (created 0600), as Scion locks its session state.
+
+    Another holder is waited for at most `wait` seconds, polled every 10 ms
+    (Scion's rule, so Scion's own processes and these agree); then, or when
+    the file cannot be used (a symlink, a FIFO, a hard link), OSError.
+    """
+
+    def __init__(self, root: str, rel: str, wait: float = LOCK_WAIT_SECONDS) -> None:
+        self.path = os.path.join(root, rel)
+        self.root = root
+        self.rel = rel
+        self.wait = wait
+        self.fd = -1
+
+    def __enter__(self) -> FileLock:
+        try:
+            folder, leaf = _locate(self.root, self.rel)
+            try:
+                fd = os.open(leaf, _LOCK_FILE, 0o600, dir_fd=folder)
+            finally:
+                os.close(folder)
+            try:
+                _check_regular(fd, self.path)
+                if not _poll_for_lock(fd, self.wait):
+                    raise OSError(errno.ETIMEDOUT, f"still locked by another process after {self.wait:g}s")
+            except BaseException:
+                os.close(fd)
+                raise
+        except OSError as exc:
+            raise _named(exc, self.path) from None
+        self.fd = fd
         return self
 
     def __exit__(

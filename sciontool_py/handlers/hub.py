@@ -29,7 +29,11 @@ MAX_BACKOFF = 5.0
 DETAIL_LIMIT = 200  # bytes of what a hub sent (an error body, a bad status line) kept in the log
 ERROR_LIMIT = 1000  # bytes of a whole error message
 SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
-_WHAT = {"status": "hub status update", "outbound-message": "hub outbound message"}
+_WHAT = {
+    "status": "hub status update",
+    "outbound-message": "hub outbound message",
+    "metrics": "hub metrics report",
+}
 _BODY_ORDER = (
     "phase",
     "activity",
@@ -57,10 +61,11 @@ class Hub:
         self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
 
     @classmethod
-    def from_env(cls, home: str) -> Hub | None:
+    def from_env(cls, home: str, warn: bool = True) -> Hub | None:
+        """The hub the environment configures; warn: log an unusable token file (once per hook is enough)."""
         endpoint = os.environ.get("SCION_HUB_ENDPOINT") or os.environ.get("SCION_HUB_URL")
         agent_id = os.environ.get("SCION_AGENT_ID")
-        token = _token(home)
+        token = _token(home, warn)
         if endpoint and agent_id and token:
             return cls(endpoint, agent_id, token)
         return None
@@ -152,12 +157,13 @@ class Hub:
             write_line(home, "", line, level="ERROR")
 
 
-def _token(home: str) -> str:
+def _token(home: str, warn: bool = True) -> str:
     try:
         data = read_bytes(home, ".scion/scion-token")
         token = data.decode("utf-8").strip() if data else ""
     except OSError as exc:
-        write_line(home, "", f"Hub token file not used: {failure(exc)}", level="WARN")
+        if warn:
+            write_line(home, "", f"Hub token file not used: {failure(exc)}", level="WARN")
         token = ""
     except UnicodeDecodeError:
         token = ""

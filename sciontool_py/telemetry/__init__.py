@@ -1,0 +1,112 @@
+"""Telemetry and session metrics (SPEC §7), off the harness's wait path.
+
+`after_answer` is the hook's one call, made once the event is handled and
+the response written.  It costs the hook well under a millisecond and
+imports none of OpenTelemetry: it counts the event in the session metrics
+(when a hub is configured), spools the event when something can receive
+it, and starts at most one detached worker (telemetry.worker) that exports
+through the OpenTelemetry SDK and sends session reports to the hub.
+Nothing here changes the hook's stdout, exit status or state files; a
+problem is a DEBUG line in agent.log.
+
+Modules by job: settings (the environment), record (event -> spool
+record), spool (the records waiting), launch (probe, start the worker),
+session (session metrics and reports), pairing (open spans across
+processes), mapping (record -> spans, logs, metric points), export (the
+SDK and exporters) and worker (the detached process).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sciontool_py.handlers.agent_log import write_line
+from sciontool_py.handlers.files import failure
+from sciontool_py.telemetry import settings
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sciontool_py.event import CanonicalEvent
+    from sciontool_py.hook import Answer
+
+
+def after_answer(home: str, answer: Answer) -> None:
+    """Telemetry for the event the hook just answered; never raises."""
+    event = answer.event
+    env = os.environ
+    if event is None or event.name not in settings.SPAN_NAMES or not settings.enabled(env):
+        return
+    try:
+        reports = _hub_configured(home, env) and _count(home, event, env)
+        drain_fd = _spool(home, event, env, time.time_ns())
+        if drain_fd is None and not reports:
+            return
+        from sciontool_py.telemetry import launch
+
+        try:
+            pid = launch.start_worker(home, drain_fd, reports)
+        finally:
+            if drain_fd is not None:
+                os.close(drain_fd)  # the worker holds the lock now
+        if reports:
+            from sciontool_py.telemetry import session
+
+            session.hand_over(home, pid)
+    except OSError as exc:
+        _debug(home, f"Hook telemetry skipped: {failure(exc)}")
+    except Exception as exc:  # an observer's observer: nothing may fail the hook
+        _debug(home, f"Hook telemetry skipped: {type(exc).__name__}: {exc}")
+
+
+def _debug(home: str, message: str) -> None:
+    write_line(home, "", message, level="DEBUG")
+
+
+def _hub_configured(home: str, env: Mapping[str, str]) -> bool:
+    if not (env.get("SCION_HUB_ENDPOINT") or env.get("SCION_HUB_URL")):
+        return False
+    from sciontool_py.handlers.hub import Hub  # imported by the hub handler already
+
+    return Hub.from_env(home, warn=False) is not None
+
+
+def _count(home: str, event: CanonicalEvent, env: Mapping[str, str]) -> bool:
+    from sciontool_py.telemetry import session
+
+    return session.count(home, event, env)
+
+
+def _spool(home: str, event: CanonicalEvent, env: Mapping[str, str], now_ns: int) -> int | None:
+    """Spool the event when a worker runs or something listens; the spool folder, locked, when
+    this call must start the worker that drains it (else None)."""
+    endpoint = settings.endpoint(env)
+    if endpoint is None:
+        protocol = env.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
+        _debug(home, f"Hook telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported")
+        return None
+    from sciontool_py.telemetry import launch, spool
+
+    folder, locked = spool.open_locked_or_not(home, create=False)
+    try:
+        # A running worker takes the record without a probe; otherwise look before starting one.
+        if locked and endpoint.probe is not None and not launch.listening(*endpoint.probe):
+            host, port = endpoint.probe
+            _debug(home, f"Hook telemetry: nothing listens on {host}:{port}; {event.name} not exported")
+            return None
+        if folder < 0:
+            folder, locked = spool.open_locked_or_not(home, create=True)
+        from sciontool_py.telemetry import record
+
+        spool.add(home, now_ns, record.make(event, now_ns, env))
+        if not locked:
+            return None
+        for name in spool.trim(home, folder):
+            _debug(home, f"Hook telemetry: spool full; oldest event {name} dropped")
+        handed, folder = folder, -1
+        return handed
+    finally:
+        if folder >= 0:
+            os.close(folder)

@@ -1,0 +1,235 @@
+"""The OpenTelemetry SDK and OTLP exporters: only the detached worker imports this module.
+
+Spans, log records and metric points are made through the official SDK
+(ids and times set as the spool recorded them) and collected in memory;
+`export()` then sends each signal in one OTLP request, through the
+official exporter (gRPC, or HTTP with protobuf), bounded by EXPORT_SECONDS
+and never retried (the exporters' own backoff starts at a second, past the
+bound).  Failures are reported through `problem`, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+
+from opentelemetry._logs import LogRecord, SeverityNumber
+from opentelemetry.context import Context
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader, MetricExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    Status,
+    StatusCode,
+    TraceFlags,
+    set_span_in_context,
+)
+
+from sciontool_py.telemetry.mapping import Translation
+from sciontool_py.telemetry.settings import GRPC, Endpoint, resource_attributes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the name of the exporters' base class since 1.39 (LogExporter before)
+    from opentelemetry.sdk._logs.export import LogRecordExporter
+
+EXPORT_SECONDS = 0.25  # Scion's HookExportTimeout, for each export and for the shutdown
+SCOPE = "github.com/GoogleCloudPlatform/scion/pkg/sciontool/hooks/handlers"
+LOG_SCOPE = "sciontool.hooks"
+SERVICE_NAME = "sciontool"
+# name -> (histogram, unit, description), as Scion's hook creates them
+INSTRUMENTS = {
+    "agent.tool.calls": (False, "{call}", "Number of tool invocations"),
+    "agent.tool.duration": (True, "ms", "Duration of tool invocations"),
+    "agent.session.count": (False, "{session}", "Number of agent sessions"),
+    "gen_ai.api.calls": (False, "{call}", "Number of LLM API calls"),
+    "gen_ai.api.duration": (True, "ms", "Duration of LLM API calls"),
+    "scion.usage.tokens": (False, "{token}", "Tokens attributed to model requests, by token_type"),
+}
+_DELTA: dict[type, AggregationTemporality] = {
+    Counter: AggregationTemporality.DELTA,
+    Histogram: AggregationTemporality.DELTA,
+}
+
+
+class _GivenIds(IdGenerator):
+    """Hands out the ids the spool gave a span (a paired span keeps its start's ids)."""
+
+    def __init__(self) -> None:
+        self.ids: tuple[int, int] | None = None
+        self._random = RandomIdGenerator()
+
+    def generate_trace_id(self) -> int:
+        return self.ids[0] if self.ids else self._random.generate_trace_id()
+
+    def generate_span_id(self) -> int:
+        return self.ids[1] if self.ids else self._random.generate_span_id()
+
+
+def resource(env: Mapping[str, str]) -> Resource:
+    """Scion's attributes over OTEL_RESOURCE_ATTRIBUTES (Resource.create reads it); service.name
+    is sciontool unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one."""
+    found = Resource.create(resource_attributes(env))
+    if str(found.attributes.get("service.name", "")).startswith("unknown_service"):
+        found = found.merge(Resource({"service.name": SERVICE_NAME}))
+    return found
+
+
+class Pipeline:
+    def __init__(self, env: Mapping[str, str], endpoint: Endpoint, problem: Callable[[str], None]) -> None:
+        self.problem = problem
+        found = resource(env)
+        self._ids = _GivenIds()
+        self._spans = InMemorySpanExporter()
+        tracer_provider = TracerProvider(resource=found, id_generator=self._ids)
+        tracer_provider.add_span_processor(SimpleSpanProcessor(self._spans))
+        self._tracer = tracer_provider.get_tracer(SCOPE)
+        self._logs = InMemoryLogExporter()  # type: ignore[no-untyped-call]
+        logger_provider = LoggerProvider(resource=found)
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self._logs))
+        self._logger = logger_provider.get_logger(LOG_SCOPE)
+        self._reader = InMemoryMetricReader(preferred_temporality=_DELTA)
+        meter = MeterProvider(resource=found, metric_readers=[self._reader]).get_meter(SCOPE)
+        self._instruments = {
+            name: (meter.create_histogram if histogram else meter.create_counter)(
+                name, unit=unit, description=text
+            )
+            for name, (histogram, unit, text) in INSTRUMENTS.items()
+        }
+        self._exporters = _exporters(endpoint)
+        sdk_logger = logging.getLogger("opentelemetry")
+        sdk_logger.addHandler(_Forward(problem))
+        sdk_logger.propagate = False
+
+    def add(self, out: Translation) -> None:
+        for span in out.spans:
+            self._ids.ids = (span.trace_id, span.span_id)
+            try:
+                made = self._tracer.start_span(
+                    span.name,
+                    context=Context(),
+                    attributes=span.attributes,  # type: ignore[arg-type]
+                    start_time=span.start_ns,
+                )
+            finally:
+                self._ids.ids = None
+            if span.error:
+                made.set_status(Status(StatusCode.ERROR, span.error))
+            elif span.ok:
+                made.set_status(Status(StatusCode.OK))
+            made.end(end_time=span.end_ns)
+        for log in out.logs:
+            context = SpanContext(
+                log.ids[0], log.ids[1], is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+            )
+            record = LogRecord(
+                timestamp=log.time_ns,
+                observed_timestamp=log.time_ns,
+                context=set_span_in_context(NonRecordingSpan(context)),
+                severity_text="INFO",
+                severity_number=SeverityNumber.INFO,
+                body=log.body,
+                attributes=log.attributes,  # type: ignore[arg-type]
+            )
+            self._logger.emit(record)
+        for point in out.points:
+            instrument = self._instruments[point.name]
+            if point.histogram:
+                instrument.record(point.value, point.attributes)  # type: ignore[union-attr]
+            else:
+                instrument.add(int(point.value), point.attributes)  # type: ignore[union-attr]
+
+    def export(self) -> None:
+        """Send what was added since the last export: one request per signal, each bounded."""
+        span_exporter, log_exporter, metric_exporter = self._exporters
+        spans = self._spans.get_finished_spans()
+        self._spans.clear()
+        if spans:
+            self._check("spans", len(spans), span_exporter.export(spans).name)
+        logs = self._logs.get_finished_logs()
+        self._logs.clear()
+        if logs:
+            self._check("log records", len(logs), log_exporter.export(logs).name)
+        metrics = self._reader.get_metrics_data()
+        if metrics is not None and metrics.resource_metrics:
+            points = sum(
+                len(m.data.data_points)
+                for r in metrics.resource_metrics
+                for s in r.scope_metrics
+                for m in s.metrics
+            )
+            if points:
+                result = metric_exporter.export(metrics, timeout_millis=EXPORT_SECONDS * 1000)
+                self._check("metric points", points, result.name)
+
+    def _check(self, what: str, count: int, result: str) -> None:
+        if result != "SUCCESS":
+            self.problem(f"Hook telemetry export dropped: {count} {what} ({result})")
+
+    def shutdown(self) -> None:
+        """The exporters' shutdown, abandoned after EXPORT_SECONDS."""
+
+        def close() -> None:
+            for exporter in self._exporters:
+                try:
+                    exporter.shutdown()
+                except Exception as exc:  # a worker only reports
+                    self.problem(f"Hook telemetry exporter shutdown: {type(exc).__name__}: {exc}")
+
+        closer = threading.Thread(target=close, daemon=True)
+        closer.start()
+        closer.join(EXPORT_SECONDS)
+
+
+def _exporters(endpoint: Endpoint) -> tuple[SpanExporter, LogRecordExporter, MetricExporter]:
+    """The span, log and metric exporters for the endpoint (url None: as OTEL_EXPORTER_OTLP_* say)."""
+    if endpoint.protocol == GRPC:
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        grpc_options: dict[str, object] = {"timeout": EXPORT_SECONDS}
+        if endpoint.url:
+            grpc_options.update(endpoint=endpoint.url, insecure=endpoint.url.startswith("http://"))
+        return (
+            OTLPSpanExporter(**grpc_options),  # type: ignore[arg-type]
+            OTLPLogExporter(**grpc_options),  # type: ignore[arg-type]
+            OTLPMetricExporter(**grpc_options),  # type: ignore[arg-type]
+        )
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+        OTLPMetricExporter as HttpMetricExporter,
+    )
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
+
+    def where(path: str) -> dict[str, object]:
+        return {"endpoint": f"{endpoint.url}/v1/{path}"} if endpoint.url else {}
+
+    return (
+        HttpSpanExporter(timeout=EXPORT_SECONDS, **where("traces")),  # type: ignore[arg-type]
+        HttpLogExporter(timeout=EXPORT_SECONDS, **where("logs")),  # type: ignore[arg-type]
+        HttpMetricExporter(timeout=EXPORT_SECONDS, **where("metrics")),  # type: ignore[arg-type]
+    )
+
+
+class _Forward(logging.Handler):
+    """What the SDK and exporters log (a refused connection, an error status) as the worker's
+    DEBUG lines: the harness never sees them, SCION_LOG_LEVEL=debug shows them in agent.log."""
+
+    def __init__(self, problem: Callable[[str], None]) -> None:
+        super().__init__(logging.DEBUG)
+        self.problem = problem
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.problem(f"Hook telemetry: {record.name}: {record.getMessage()}")
+        except Exception:
+            pass

@@ -1,0 +1,88 @@
+"""From the hook: is anything listening, and start the detached worker.
+
+Both run after the hook answered and cost well under a millisecond: the
+probe is one non-blocking connect to a loopback port (refused at once when
+nothing listens), through the C `_socket` module (`socket.py` would import
+enum, 3 ms); the worker is started with posix_spawn in a new session, with
+/dev/null as its stdin, stdout and stderr, so the harness's pipes close
+when the hook exits and the harness never waits for it.
+"""
+
+from __future__ import annotations
+
+import _socket
+import errno
+import os
+import sys
+
+PROBE_WAIT_MS = 20  # a loopback answers in microseconds; no answer counts as listening
+WORKER_FD = 3  # where the worker finds the spool folder, locked for it
+# -c rather than -m: -m would put the harness's working folder (which the model writes) first
+# on sys.path. The package's own parent goes there instead.
+_BOOT = (
+    "import sys; sys.path[0] = {parent!r}\n"
+    "from sciontool_py.telemetry.worker import main\n"
+    "sys.exit(main(sys.argv[1:]))"
+)
+
+
+def listening(host: str, port: int) -> bool:
+    """False when a connect to host:port is refused; True when it is accepted or not answered."""
+    family = _socket.AF_INET6 if ":" in host else _socket.AF_INET
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        code = sock.connect_ex((host, port))
+        if code == errno.EINPROGRESS:
+            import select
+
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLOUT)
+            if not poller.poll(PROBE_WAIT_MS):
+                return True
+            code = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_ERROR)
+        return code != errno.ECONNREFUSED
+    except OSError:
+        return False  # no such address family here, or no port to reach
+    finally:
+        sock.close()
+
+
+def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
+    """Start `sciontool_py.telemetry.worker` detached; its pid.
+
+    drain_fd: the spool folder, locked by this process, handed over as the
+    worker's fd 3 (the lock goes with it). reports: it also sends the
+    session-metrics reports waiting for a sender.
+    """
+    parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    args = [sys.executable, "-c", _BOOT.format(parent=parent), "--home", home]
+    actions: list[tuple[object, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    spare = -1
+    if drain_fd is not None:
+        if drain_fd == WORKER_FD:  # dup2 onto itself need not clear close-on-exec everywhere
+            drain_fd = spare = os.dup(drain_fd)
+        actions.append((os.POSIX_SPAWN_DUP2, drain_fd, WORKER_FD))
+        args.append("--drain")
+    if reports:
+        args.append("--reports")
+    try:
+        pid = os.posix_spawn(sys.executable, args, os.environ, file_actions=actions, setsid=True)
+    finally:
+        if spare >= 0:
+            os.close(spare)
+    import _thread
+
+    _thread.start_new_thread(_reap, (pid,))  # a caller that lives on (agentino) keeps no zombie
+    return pid
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass

@@ -1,0 +1,224 @@
+"""A spooled event -> the spans, log records and metric points Scion's hook exports for it (SPEC §7).
+
+Pure: no OpenTelemetry here (export.py hands the result to the SDK), so
+the rules are tested in-process.  Beyond Scion, a start is kept open (in
+pairing.OpenSpans) and its end exports one span with the real start time,
+`duration_ms` and the duration histograms; an end with no open start is
+Scion's single unpaired span.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from sciontool_py.telemetry.pairing import OpenSpans
+from sciontool_py.telemetry.settings import (
+    SPAN_NAMES,
+    cut_label,
+    metric_attributes,
+    model_label,
+    usage_from_hooks,
+)
+
+STARTS = ("tool-start", "model-start", "agent-start")
+END_OF = {"tool-end": "tool-start", "model-end": "model-start", "agent-end": "agent-start"}
+_EVENT_FIELDS = (
+    "session_id",
+    "tool_name",
+    "tool_input",
+    "tool_output",
+    "file_path",
+    "prompt",
+    "source",
+    "reason",
+    "message",
+)
+_USAGE_ATTRIBUTES = (
+    ("gen_ai.usage.input_tokens", "input_tokens"),
+    ("gen_ai.usage.output_tokens", "output_tokens"),
+    ("gen_ai.usage.cached_tokens", "cached_tokens"),
+)
+_TOKEN_TYPES = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache_read", "cached_tokens"),
+    ("cache_write", "cache_write_tokens"),
+    ("reasoning", "reasoning_tokens"),
+)
+
+
+class SpanOut:
+    """A finished span: its ids, times (ns), attributes and status (None: unset; "" with ok)."""
+
+    __slots__ = ("attributes", "end_ns", "error", "name", "ok", "span_id", "start_ns", "trace_id")
+
+    def __init__(
+        self,
+        name: str,
+        ids: tuple[int, int],
+        start_ns: int,
+        end_ns: int,
+        attributes: dict[str, object],
+        data: Mapping[str, object],
+    ) -> None:
+        self.name = name
+        self.trace_id, self.span_id = ids
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.attributes = attributes
+        self.error = _text(data, "error")
+        self.ok = data.get("success") is True
+
+
+class LogOut:
+    """A log record (INFO, body = span name) correlated with the span of ids."""
+
+    __slots__ = ("attributes", "body", "ids", "time_ns")
+
+    def __init__(self, body: str, time_ns: int, ids: tuple[int, int], attributes: dict[str, object]) -> None:
+        self.body = body
+        self.time_ns = time_ns
+        self.ids = ids
+        self.attributes = attributes
+
+
+class PointOut:
+    """One counter increment or histogram value."""
+
+    __slots__ = ("attributes", "histogram", "name", "value")
+
+    def __init__(self, name: str, value: float, attributes: dict[str, str], histogram: bool = False) -> None:
+        self.name = name
+        self.value = value
+        self.attributes = attributes
+        self.histogram = histogram
+
+
+class Translation:
+    def __init__(self) -> None:
+        self.spans: list[SpanOut] = []
+        self.logs: list[LogOut] = []
+        self.points: list[PointOut] = []
+
+
+def new_ids() -> tuple[int, int]:
+    """A random (trace id, span id), never zero (zero means invalid in OTLP)."""
+    return int.from_bytes(os.urandom(16), "big") or 1, int.from_bytes(os.urandom(8), "big") or 1
+
+
+def translate(record: Mapping[str, object], open_spans: OpenSpans, out: Translation) -> None:
+    """Add what one record exports to out; a start is kept in open_spans, an end takes its start."""
+    name = _text(record, "name")
+    span_name = SPAN_NAMES.get(name)
+    if span_name is None:
+        return
+    data = _mapping(record.get("data"))
+    env = {k: v for k, v in _mapping(record.get("env")).items() if isinstance(v, str)}
+    time_ns = _int(record.get("time_ns"))
+    attributes = event_attributes(record, span_name, data)
+    log_attributes = {**attributes, **_outcome(data)}
+    if name in STARTS:
+        ids = new_ids()
+        entry = {"key": _key(name, data), "name": span_name, "start_ns": time_ns, "attributes": attributes}
+        open_spans.open({**entry, "trace_id": f"{ids[0]:032x}", "span_id": f"{ids[1]:016x}"})
+        out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+        return
+    start = open_spans.close(_key(END_OF[name], data), time_ns) if name in END_OF else None
+    if start is None:  # Scion's single span, started and ended at once
+        ids = new_ids()
+        out.spans.append(SpanOut(span_name, ids, time_ns, time_ns, attributes, data))
+        out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+        _points(name, data, env, None, out)
+        return
+    start_ns = _int(start["start_ns"])
+    end_ns = max(time_ns, start_ns)  # a wall clock stepped back between two processes: no negative span
+    duration_ms = (end_ns - start_ns) // 1_000_000
+    ids = (int(str(start["trace_id"]), 16), int(str(start["span_id"]), 16))
+    start_attributes = _mapping(start["attributes"])
+    span_attributes = {**start_attributes, "duration_ms": duration_ms, **_outcome(data)}
+    if data.get("tool_output"):
+        span_attributes["tool_output"] = data["tool_output"]
+    out.spans.append(SpanOut(str(start["name"]), ids, start_ns, end_ns, span_attributes, data))
+    out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+    _points(name, data, env, duration_ms, out)
+
+
+def event_attributes(
+    record: Mapping[str, object], span_name: str, data: Mapping[str, object]
+) -> dict[str, object]:
+    """A span's attributes: event.name, then each field the event carries (model: its own only)."""
+    found: dict[str, object] = {"event.name": span_name}
+    for key, value in (("event.raw_name", record.get("raw_name")), ("event.dialect", record.get("dialect"))):
+        if isinstance(value, str) and value:
+            found[key] = value
+    for field in _EVENT_FIELDS:
+        value = _text(data, field)
+        if value:
+            found[field] = value
+    model = _text(data, "model")
+    if model.strip():
+        found["model"] = cut_label(model)
+    return found
+
+
+def _outcome(data: Mapping[str, object]) -> dict[str, object]:
+    """success, error and the token counts > 0: what an end adds to its span and every log record carries."""
+    found: dict[str, object] = {}
+    if data.get("success") is True:
+        found["success"] = True
+    if _text(data, "error"):
+        found["error"] = data["error"]
+    for key, field in _USAGE_ATTRIBUTES:
+        if _int(data.get(field)) > 0:
+            found[key] = data[field]
+    return found
+
+
+def _points(
+    name: str, data: Mapping[str, object], env: Mapping[str, str], duration_ms: int | None, out: Translation
+) -> None:
+    common = metric_attributes(env)
+    status = "error" if _text(data, "error") else "success"
+    if name == "tool-end":
+        tool = {**common, "tool_name": _text(data, "tool_name")}
+        out.points.append(PointOut("agent.tool.calls", 1, {**tool, "status": status}))
+        if duration_ms is not None:
+            out.points.append(PointOut("agent.tool.duration", float(duration_ms), tool, histogram=True))
+    elif name == "model-end":
+        model = model_label(_text(data, "model"), env)
+        if usage_from_hooks(env):
+            out.points.append(PointOut("gen_ai.api.calls", 1, {**common, "model": model, "status": status}))
+            harness = {"harness": env["SCION_HARNESS"]} if env.get("SCION_HARNESS") else {}
+            for token_type, field in _TOKEN_TYPES:
+                count = _int(data.get(field))
+                if count > 0:
+                    labels = {**harness, "model": model, "token_type": token_type}
+                    out.points.append(PointOut("scion.usage.tokens", count, labels))
+        if duration_ms is not None:
+            out.points.append(
+                PointOut(
+                    "gen_ai.api.duration", float(duration_ms), {**common, "model": model}, histogram=True
+                )
+            )
+    elif name == "session-end":
+        session_status = "error" if _text(data, "error") else "completed"
+        out.points.append(PointOut("agent.session.count", 1, {**common, "status": session_status}))
+
+
+def _key(start_event: str, data: Mapping[str, object]) -> str:
+    """What pairs an end with its start: the start's event, the session and the tool."""
+    return "\x00".join((start_event, _text(data, "session_id"), _text(data, "tool_name")))
+
+
+def _text(data: Mapping[str, object], field: str) -> str:
+    value = data.get(field)
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int:
+    return value if type(value) is int else 0
+
+
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}

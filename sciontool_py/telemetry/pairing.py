@@ -1,0 +1,79 @@
+"""Open spans across hook processes: a start waits here for its end.
+
+Scion's hook sees one event per process, so its tool, model and turn
+starts are never ended and no span has a duration.  The drainer keeps
+each start it exports (its name, ids, time and attributes) in
+$HOME/.scion/telemetry-spans.json until the matching end comes, then
+exports one span from the start's time to the end's.  Only the drainer
+(one at a time: it holds the spool lock) reads and writes it, through the
+hardened file layer (0600, no symlink followed, 1 MiB read cap).  Bounded:
+at most MAX_OPEN starts (the oldest dropped), none older than TTL_NS.
+"""
+
+from __future__ import annotations
+
+from sciontool_py import gojson
+from sciontool_py.handlers.files import read_json_file, write_atomic
+
+FILE = ".scion/telemetry-spans.json"
+VERSION = 1
+MAX_OPEN = 32  # starts of 8 KiB attribute values each stay well inside the 1 MiB read cap
+TTL_NS = 3600 * 1_000_000_000  # a start an hour old is not ended by anything any more
+
+
+class OpenSpans:
+    """The open starts, oldest first; `changed` says whether to save."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        state, self.problem = read_json_file(home, FILE)
+        found = state.get("open") if state.get("version") == VERSION else None
+        self.entries: list[dict[str, object]] = (
+            [e for e in found if _valid(e)] if isinstance(found, list) else []
+        )
+        self.changed = False
+        self.dropped: list[dict[str, object]] = []
+
+    def open(self, entry: dict[str, object]) -> None:
+        """Keep a start (keys: key, name, trace_id, span_id, start_ns, attributes)."""
+        self.entries.append(entry)
+        self.changed = True
+        if len(self.entries) > MAX_OPEN:
+            self.dropped += self.entries[:-MAX_OPEN]
+            self.entries = self.entries[-MAX_OPEN:]
+
+    def close(self, key: str, now_ns: int) -> dict[str, object] | None:
+        """The oldest open start of key (parallel calls of one tool end in the order they began),
+        taken out; None when there is none (or it expired)."""
+        self.expire(now_ns)
+        for index, entry in enumerate(self.entries):
+            if entry["key"] == key:
+                self.changed = True
+                return self.entries.pop(index)
+        return None
+
+    def expire(self, now_ns: int) -> None:
+        fresh = [e for e in self.entries if now_ns - _start(e) <= TTL_NS]
+        if len(fresh) != len(self.entries):
+            self.dropped += [e for e in self.entries if now_ns - _start(e) > TTL_NS]
+            self.entries = fresh
+            self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            write_atomic(
+                self.home, FILE, gojson.dumps({"version": VERSION, "open": self.entries}), 0o600, sync=False
+            )
+            self.changed = False
+
+
+def _start(entry: dict[str, object]) -> int:
+    value = entry["start_ns"]
+    return value if type(value) is int else 0
+
+
+def _valid(entry: object) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    texts = all(isinstance(entry.get(k), str) for k in ("key", "name", "trace_id", "span_id"))
+    return texts and type(entry.get("start_ns")) is int and isinstance(entry.get("attributes"), dict)

@@ -1,0 +1,159 @@
+"""The detached worker a hook starts after answering: it sends session reports and drains the spool.
+
+`--reports`: send the session-metrics reports waiting for a sender (hub
+rules as for status updates: no redirect, one deadline, the token never
+printed, a failure one ERROR line).  `--drain`: fd 3 is the spool folder,
+locked by the hook for this process; export every record in time order,
+keep going while hooks add more, and stay a moment (LINGER_SECONDS) for a
+burst's next event before letting go of the lock.  On the way out it
+unlocks, then looks once more: a record a hook added after its last look
+(while the lock kept that hook from starting another worker) is taken up
+again here, so none is left behind.  Nothing it does reaches the harness:
+its stdio is /dev/null, and problems are DEBUG lines in agent.log.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+
+from sciontool_py.console import cut
+from sciontool_py.handlers import agent_log
+from sciontool_py.handlers.files import failure
+from sciontool_py.telemetry import session, settings, spool
+from sciontool_py.telemetry.launch import WORKER_FD
+from sciontool_py.telemetry.mapping import Translation, translate
+from sciontool_py.telemetry.pairing import OpenSpans
+
+LINGER_SECONDS = 1.0
+POLL_SECONDS = 0.02
+BATCH = 256  # records per export
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sciontool_py.telemetry.export import Pipeline
+
+
+def main(argv: list[str]) -> int:
+    home = argv[argv.index("--home") + 1]
+    agent_log.set_quiet(True)
+    try:
+        if "--reports" in argv:
+            send_reports(home)
+        if "--drain" in argv:
+            Drainer(home, WORKER_FD).run()
+    except Exception as exc:  # a worker only reports
+        debug(home, f"Hook telemetry worker stopped: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def debug(home: str, message: str) -> None:
+    agent_log.write_line(home, "", cut(message, 1000), level="DEBUG")
+
+
+def send_reports(home: str) -> None:
+    summaries = session.claim(home)
+    if not summaries:
+        return
+    from sciontool_py.handlers.hub import Hub
+
+    hub = Hub.from_env(home)
+    if hub is None:
+        debug(home, "Session metrics: the hub is no longer configured; reports dropped")
+    else:
+        for summary in summaries:
+            hub.report(home, "session-end", "metrics", session.payload(summary, time.time_ns()))
+    session.complete(home, [str(s["SessionID"]) for s in summaries])
+
+
+class Drainer:
+    def __init__(self, home: str, folder_fd: int) -> None:
+        self.home = home
+        self.fd = folder_fd
+        self.endpoint = settings.endpoint(os.environ)
+        self.pipeline: Pipeline | None = None
+        self.unusable = ""  # why nothing can be exported (the records are dropped)
+        self.open_spans = OpenSpans(home)
+        if self.open_spans.problem:
+            debug(home, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
+
+    def run(self) -> None:
+        spool.sweep_temp_files(self.home, self.fd, time.time())
+        idle_since = time.monotonic()
+        while True:
+            names = spool.waiting(self.fd)
+            if names:
+                self.drain(names[:BATCH])
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since < LINGER_SECONDS:
+                time.sleep(POLL_SECONDS)
+            elif not self.let_go():
+                break
+        if self.pipeline is not None:
+            self.pipeline.shutdown()
+
+    def let_go(self) -> bool:
+        """Unlock; True when records came after all and this process took the lock back."""
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        if not spool.waiting(self.fd):
+            return False
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # another worker has them
+        return True
+
+    def drain(self, names: list[str]) -> None:
+        out = Translation()
+        for name in names:
+            try:
+                data = spool.read(self.home, name)
+                spool.discard(self.home, name)  # taken: a failed export is not retried
+            except OSError as exc:
+                debug(self.home, f"Hook telemetry: spooled event skipped: {failure(exc)}")
+                continue
+            if data is None:
+                continue  # gone since the listing
+            try:
+                record = json.loads(data)
+            except ValueError:
+                debug(self.home, f"Hook telemetry: spooled event {name} is not JSON; skipped")
+                continue
+            if isinstance(record, dict):
+                translate(record, self.open_spans, out)
+        self.open_spans.expire(time.time_ns())
+        for entry in self.open_spans.dropped:
+            debug(
+                self.home,
+                f"Hook telemetry: {entry['name']} started at {entry['start_ns']} never ended; dropped",
+            )
+        self.open_spans.dropped.clear()
+        try:
+            self.open_spans.save()
+        except OSError as exc:
+            debug(self.home, f"Hook telemetry: open spans not kept: {failure(exc)}")
+        pipeline = self.ready()
+        if pipeline is not None:
+            pipeline.add(out)
+            pipeline.export()
+        elif out.spans or out.logs or out.points:
+            debug(self.home, f"Hook telemetry export dropped: {self.unusable}")
+
+    def ready(self) -> Pipeline | None:
+        if self.pipeline is None and not self.unusable:
+            if self.endpoint is None:
+                protocol = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
+                self.unusable = (
+                    f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported (grpc, http/protobuf)"
+                )
+                return None
+            # Enabled by SCION_TELEMETRY_ENABLED over OTEL_SDK_DISABLED: the SDK must not read it.
+            os.environ.pop("OTEL_SDK_DISABLED", None)
+            try:
+                from sciontool_py.telemetry.export import Pipeline
+
+                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.home, text))
+            except Exception as exc:  # not installed, or a broken install
+                self.unusable = f"cannot set up the OpenTelemetry SDK: {type(exc).__name__}: {exc}"
+        return self.pipeline

@@ -1,0 +1,179 @@
+"""Real OTLP receivers on 127.0.0.1 for the tests (and `make bench`): gRPC through grpcio with
+opentelemetry-proto's service definitions, and HTTP with protobuf bodies through http.server.
+
+Each keeps the decoded requests; `spans()`, `logs()` and `points()` flatten them, with the
+resource and scope each item came under.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Callable
+from concurrent import futures
+
+import grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+
+def value(any_value: AnyValue) -> object:
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind else None
+
+
+def attributes(pairs: list[KeyValue]) -> dict[str, object]:
+    return {pair.key: value(pair.value) for pair in pairs}
+
+
+class Item:
+    """One span, log record or data point, with the resource and scope it came under."""
+
+    def __init__(self, resource: dict[str, object], scope: str, item: object, name: str = "") -> None:
+        self.resource = resource
+        self.scope = scope
+        self.item = item
+        self.name = name  # a data point's metric name
+
+    @property
+    def attributes(self) -> dict[str, object]:
+        return attributes(self.item.attributes)  # type: ignore[attr-defined]
+
+
+class Receiver:
+    """What both transports keep: the decoded export requests."""
+
+    def __init__(self) -> None:
+        self.traces: list[trace_service_pb2.ExportTraceServiceRequest] = []
+        self.logs_requests: list[logs_service_pb2.ExportLogsServiceRequest] = []
+        self.metrics: list[metrics_service_pb2.ExportMetricsServiceRequest] = []
+        self.delay = 0.0  # seconds before each answer: a slow receiver
+        self.fail = False  # answer each export with an error
+
+    def spans(self) -> list[Item]:
+        return [
+            Item(attributes(rs.resource.attributes), ss.scope.name, span)
+            for request in list(self.traces)
+            for rs in request.resource_spans
+            for ss in rs.scope_spans
+            for span in ss.spans
+        ]
+
+    def logs(self) -> list[Item]:
+        return [
+            Item(attributes(rl.resource.attributes), sl.scope.name, record)
+            for request in list(self.logs_requests)
+            for rl in request.resource_logs
+            for sl in rl.scope_logs
+            for record in sl.log_records
+        ]
+
+    def points(self, name: str | None = None) -> list[Item]:
+        found = []
+        for request in list(self.metrics):
+            for rm in request.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        kind = metric.WhichOneof("data")
+                        for point in getattr(metric, kind).data_points:
+                            found.append(Item(attributes(rm.resource.attributes), sm.scope.name, point, metric.name))
+        return [p for p in found if name is None or p.name == name]
+
+    def metric(self, name: str) -> object:
+        """The first metric of that name (its unit, temporality, kind)."""
+        for request in list(self.metrics):
+            for rm in request.resource_metrics:
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        if metric.name == name:
+                            return metric
+        raise KeyError(name)
+
+    def wait_for(self, ready: Callable[[], bool], seconds: float = 30.0) -> None:
+        """Poll until ready() (the detached worker exports on its own time), at most seconds."""
+        deadline = time.monotonic() + seconds
+        while not ready():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not received within {seconds:g}s")
+            time.sleep(0.05)
+
+    def _answer(self, context: grpc.ServicerContext | None = None) -> bool:
+        time.sleep(self.delay)
+        if self.fail and context is not None:
+            context.abort(grpc.StatusCode.INTERNAL, "the receiver refuses")
+        return not self.fail
+
+
+class GrpcReceiver(Receiver):
+    def __init__(self) -> None:
+        super().__init__()
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request, context):  # type: ignore[no-untyped-def]
+                receiver._answer(context)
+                receiver.traces.append(request)
+                return trace_service_pb2.ExportTraceServiceResponse()
+
+        class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+            def Export(self, request, context):  # type: ignore[no-untyped-def]
+                receiver._answer(context)
+                receiver.logs_requests.append(request)
+                return logs_service_pb2.ExportLogsServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request, context):  # type: ignore[no-untyped-def]
+                receiver._answer(context)
+                receiver.metrics.append(request)
+                return metrics_service_pb2.ExportMetricsServiceResponse()
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), self.server)
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), self.server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), self.server)
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    def close(self) -> None:
+        self.server.stop(grace=None)
+
+
+class HttpReceiver(Receiver):
+    """OTLP/HTTP with protobuf: POST /v1/traces, /v1/logs, /v1/metrics."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        receiver = self
+        kinds = {
+            "/v1/traces": (trace_service_pb2.ExportTraceServiceRequest, self.traces),
+            "/v1/logs": (logs_service_pb2.ExportLogsServiceRequest, self.logs_requests),
+            "/v1/metrics": (metrics_service_pb2.ExportMetricsServiceRequest, self.metrics),
+        }
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                kind, kept = kinds[self.path]
+                ok = receiver._answer()
+                if ok and self.headers.get("Content-Type") == "application/x-protobuf":
+                    kept.append(kind.FromString(body))
+                self.send_response(200 if ok else 500)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
