@@ -33,6 +33,26 @@ SCION_VARIABLES = (
     "SCION_MAX_MODEL_CALLS",
     "SCION_LOG_LEVEL",
     "SCION_DEBUG",
+    "SCION_TELEMETRY_ENABLED",
+    "SCION_OTEL_GRPC_PORT",
+    "SCION_OTEL_HTTP_PORT",
+    "SCION_USAGE_SOURCE",
+    "SCION_MODEL",
+    "SCION_HARNESS",
+    "SCION_PROJECT_ID",
+    "SCION_AGENT_SLUG",
+    "SCION_BROKER_NAME",
+    "SCION_GCP_PROJECT_ID",
+    # The standard OpenTelemetry variables the telemetry reads (docs/telemetry.md).
+    "OTEL_SDK_DISABLED",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_SERVICE_NAME",
 )
 # Under xdist, tests that assert how long something takes, and the test that floods both
 # cores with 200 processes, share one worker: run side by side, the flood would push the

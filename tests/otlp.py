@@ -79,7 +79,9 @@ class Receiver:
                     for metric in sm.metrics:
                         kind = metric.WhichOneof("data")
                         for point in getattr(metric, kind).data_points:
-                            found.append(Item(attributes(rm.resource.attributes), sm.scope.name, point, metric.name))
+                            found.append(
+                                Item(attributes(rm.resource.attributes), sm.scope.name, point, metric.name)
+                            )
         return [p for p in found if name is None or p.name == name]
 
     def metric(self, name: str) -> object:
@@ -170,7 +172,9 @@ class HttpReceiver(Receiver):
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:

@@ -12,8 +12,9 @@ at most MAX_OPEN starts (the oldest dropped), none older than TTL_NS.
 
 from __future__ import annotations
 
-from sciontool_py import gojson
-from sciontool_py.handlers.files import read_json_file, write_atomic
+import json
+
+from sciontool_py.handlers.files import ensure_folder, failure, read_bytes, write_atomic
 
 FILE = ".scion/telemetry-spans.json"
 VERSION = 1
@@ -26,7 +27,7 @@ class OpenSpans:
 
     def __init__(self, home: str) -> None:
         self.home = home
-        state, self.problem = read_json_file(home, FILE)
+        state, self.problem = _read(home)
         found = state.get("open") if state.get("version") == VERSION else None
         self.entries: list[dict[str, object]] = (
             [e for e in found if _valid(e)] if isinstance(found, list) else []
@@ -61,10 +62,23 @@ class OpenSpans:
 
     def save(self) -> None:
         if self.changed:
-            write_atomic(
-                self.home, FILE, gojson.dumps({"version": VERSION, "open": self.entries}), 0o600, sync=False
-            )
+            ensure_folder(self.home, ".scion")
+            data = json.dumps({"version": VERSION, "open": self.entries}, separators=(",", ":"))
+            write_atomic(self.home, FILE, data, 0o600, sync=False)
             self.changed = False
+
+
+def _read(home: str) -> tuple[dict[str, object], str]:
+    """The file's object and why it was not usable ('' when it was, or is missing). The json
+    package, not gojson: nanosecond times need integers, which Go's float64 would round."""
+    try:
+        data = read_bytes(home, FILE, private=True)
+        found = json.loads(data) if data is not None else {}
+    except OSError as exc:
+        return {}, failure(exc)
+    except ValueError as exc:
+        return {}, f"{FILE}: {exc}"
+    return (found, "") if isinstance(found, dict) else ({}, f"{FILE}: not a JSON object")
 
 
 def _start(entry: dict[str, object]) -> int:

@@ -93,7 +93,7 @@ def complete(home: str, session_ids: list[str]) -> None:
             kept = [
                 r
                 for r in _pending(state)
-                if not (r.get("claim_pid") == pid and _summary(r).get("SessionID") in session_ids)
+                if not (_int(r.get("claim_pid")) == pid and _summary(r).get("SessionID") in session_ids)
             ]
             if len(kept) != len(_pending(state)):
                 state["pending"] = kept
@@ -257,7 +257,7 @@ def _claim(home: str, pid: int) -> list[dict[str, object]]:
             now = time.time_ns()
             mine = []
             for report in _pending(state):
-                if report.get("claim_pid") == pid or _abandoned(report, now):
+                if _int(report.get("claim_pid")) == pid or _abandoned(report, now):
                     report["claim_pid"] = pid
                     report["claimed_at"] = timestamp(now)
                     mine.append(_summary(report))
@@ -270,8 +270,8 @@ def _claim(home: str, pid: int) -> list[dict[str, object]]:
 
 
 def _abandoned(report: dict[str, object], now_ns: int) -> bool:
-    pid = report.get("claim_pid")
-    if type(pid) is not int or pid <= 0 or not _alive(pid):
+    pid = _int(report.get("claim_pid"))
+    if pid <= 0 or not _alive(pid):
         return True
     claimed = _parse_time(_str(report.get("claimed_at")))
     return claimed is None or now_ns - claimed > CLAIM_TTL_NS
@@ -306,7 +306,12 @@ def _aggregator(state: dict[str, object]) -> dict[str, object]:
     found = state.get("aggregator")
     agg = _zero()
     if isinstance(found, dict):
-        agg.update({k: v for k, v in found.items() if k in agg and type(v) is type(agg[k])})
+        for key, default in agg.items():
+            value = found.get(key)
+            if type(default) is int:
+                agg[key] = _int(value)
+            elif type(value) is type(default):
+                agg[key] = value
         tools = _tools(found.get("tool_calls"))
         if tools:
             agg["tool_calls"] = tools
@@ -344,6 +349,9 @@ def _save(home: str, state: dict[str, object]) -> None:
 
 
 def _int(value: object) -> int:
+    """A count as the file holds it: Go's decoder (gojson's too) reads every number as a float."""
+    if type(value) is float and value.is_integer():
+        return int(value)
     return value if type(value) is int else 0
 
 
