@@ -393,24 +393,38 @@ def test_usage_errors_are_one_line_and_exit_1(agent: Agent, args: list[str]) -> 
     assert len(result.stderr.decode().splitlines()) == 1 and b"Traceback" not in result.stderr
 
 
-def test_warm_hook_imports_nothing_heavy(agent: Agent) -> None:
-    """The hook runs while the agent waits: no typer, YAML, json package or regex on a warm cache."""
+@pytest.mark.parametrize("receiving", [False, True], ids=["nothing-listening", "live-otlp-receiver"])
+def test_warm_hook_imports_nothing_heavy(agent: Agent, receiving: bool) -> None:
+    """The hook runs while the agent waits: no typer, YAML, json package or regex on a warm cache,
+    and none of OpenTelemetry, gRPC or protobuf when telemetry exports (the detached worker does)."""
+    from otlp import GrpcReceiver
+
     probe = (
         "import sys; sys.argv = ['sciontool', 'hook', '--dialect=core-agent']\n"
         "from sciontool_py.main import main\n"
         "code = main()\n"
         "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
     )
-    for _ in range(2):  # the first call builds the dialect cache
-        result = subprocess.run(
-            [sys.executable, "-c", probe],
-            input=json.dumps(TOOL_START).encode(),
-            capture_output=True,
-            env=agent.env,
-        )
+    receiver = GrpcReceiver() if receiving else None
+    env = {**agent.env, "SCION_OTEL_GRPC_PORT": str(receiver.port if receiver else 9)}
+    try:
+        for _ in range(2):  # the first call builds the dialect cache
+            result = subprocess.run(
+                [sys.executable, "-c", probe],
+                input=json.dumps(TOOL_START).encode(),
+                capture_output=True,
+                env=env,
+            )
+        if receiver:  # the export did happen, elsewhere
+            receiver.wait_for(lambda: len(receiver.logs()) == 2)
+    finally:
+        if receiver:
+            receiver.close()
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.hook" in loaded
     assert not loaded & {"typer", "click", "yaml", "json", "re", "orjson", "urllib.request", "dataclasses"}
+    heavy = ("opentelemetry", "grpc", "google", "requests", "logging", "threading")
+    assert not {name for name in loaded if name.split(".")[0] in heavy}
 
 
 def test_dialect_list_marks_what_cannot_be_used(agent: Agent, tmp_path: Path) -> None:

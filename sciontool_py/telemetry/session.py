@@ -284,7 +284,12 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # another user's process (Scion's init daemon runs as root)
-    return True
+    # A dead claimer whose parent never reaps it (an init that does not) still answers kill 0.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as proc:
+            return proc.read().rpartition(b")")[2].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _load(home: str) -> dict[str, object]:
