@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from otlp import GrpcReceiver  # the tests' real OTLP/gRPC receiver
+
 HOOK_TARGET = 1.5
 NORMALIZE_TARGET = 2.5
 MEMORY_GROWTH_TARGET_MIB = 10.0
@@ -137,6 +140,14 @@ def peak_rss_kib(argv: list[str], stdin_file: str) -> int:
     return int(subprocess.run([PYTHON, "-c", probe], capture_output=True, check=True, text=True).stdout)
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def installed_json_libraries() -> list[str]:
     found = ["json"]
     if subprocess.run([PYTHON, "-c", "import orjson"], capture_output=True).returncode == 0:
@@ -158,7 +169,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sciontool-bench-") as tmp:
         home = os.path.join(tmp, "home")
         os.mkdir(home)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SCION_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SCION_", "OTEL_"))}
         env.update(HOME=home, SCIONTOOL_CACHE_DIR=os.path.join(tmp, "cache"))
 
         floor = Case("floor: python -c 'import re, sys'", [PYTHON, "-c", "import re, sys"])
@@ -180,7 +191,26 @@ def main() -> int:
                 env,
             )
         )
-        alternate([floor, bare, *hooks], args.rounds)
+        # Telemetry on (the default) with a live OTLP/gRPC receiver: the hook spools the event and a
+        # detached worker exports it; and with nothing listening on the port: one refused connect.
+        receiver = GrpcReceiver()
+        for name, port in (("live receiver", receiver.port), ("nothing listening", free_port())):
+            telemetry_home = os.path.join(tmp, f"home-{port}")
+            os.mkdir(telemetry_home)
+            telemetry_env = {**env, "HOME": telemetry_home, "SCION_OTEL_GRPC_PORT": str(port)}
+            hooks.append(
+                Case(
+                    f"hook core-agent tool-end, telemetry: {name}",
+                    [SCIONTOOL, "hook", "--dialect=core-agent"],
+                    json.dumps(CORE_AGENT["tool-end"]).encode(),
+                    telemetry_env,
+                )
+            )
+        try:
+            alternate([floor, bare, *hooks], args.rounds)
+        finally:
+            receiver.close()
+        exported = len(receiver.logs())
         rows.append((floor.name, f"{floor.median:.1f}", floor.spread(), "1.00"))
         rows.append((bare.name, f"{bare.median:.1f}", bare.spread(), f"{bare.median / floor.median:.2f}"))
         for case in hooks:
@@ -218,6 +248,7 @@ def main() -> int:
         growth = (rss_large - rss_small) / 1024
 
     width = max(len(r[0]) for r in rows)
+    print(f"telemetry: the live receiver got {exported} log records (one per hook run, warm-ups included)")
     print(f"{'case':<{width}}  {'median ms':>9}  {'p10-p90 ms':>13}  {'ratio':>5}")
     for name, median, spread, ratio in rows:
         print(f"{name:<{width}}  {median:>9}  {spread:>13}  {ratio:>5}")
