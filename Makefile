@@ -42,7 +42,7 @@ $(FLOOR)/.installed: pyproject.toml tests/floor_constraints.py
 	touch $@
 
 test-floor: $(FLOOR)/.installed
-	$(FLOOR)/bin/python -m pip list --format=freeze | grep -i -E '^(typer|pyyaml|orjson|click)=='
+	$(FLOOR)/bin/python -m pip list --format=freeze | grep -i -E '^(typer|pyyaml|orjson|click|opentelemetry-sdk|opentelemetry-exporter-otlp-proto-grpc|opentelemetry-exporter-otlp-proto-http)=='
 	$(FLOOR)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cli_smoke.py
 
 # The Hypothesis fuzz targets at length (make test runs them briefly).

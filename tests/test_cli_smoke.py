@@ -83,3 +83,20 @@ def test_shell_completion_script_and_completions(agent: Agent) -> None:
     assert b"_SCIONTOOL_COMPLETE" in script.stdout and b"complete " in script.stdout
     completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS="sciontool dia", COMP_CWORD="1")
     assert completed.stdout.split() == [b"dialect"]
+
+
+def test_a_tool_call_reaches_an_otlp_receiver_as_one_paired_span(agent: Agent) -> None:
+    """The telemetry worker through the oldest OpenTelemetry SDK and exporters allowed."""
+    from otlp import GrpcReceiver
+
+    receiver = GrpcReceiver()
+    try:
+        for name in ("tool-start", "tool-end"):
+            envelope = {"hook_event_name": name, "tool_name": "ls"}
+            result = agent.hook(envelope, "--dialect=core-agent", SCION_OTEL_GRPC_PORT=str(receiver.port))
+            assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+        receiver.wait_for(lambda: len(receiver.logs()) == 2 and len(receiver.points("agent.tool.calls")) == 1)
+    finally:
+        receiver.close()
+    [span] = receiver.spans()
+    assert span.item.name == "agent.tool.call" and "duration_ms" in span.attributes  # type: ignore[attr-defined]
