@@ -58,15 +58,15 @@ EXPECTED: dict[str, list[str]] = {
 
 
 def opencode_expected(envelopes: list[dict[str, Any]]) -> list[str]:
-    """opencode's 89 bus events: only the mapped ones move the status (no model-start, no
-    session-end: its bus has neither)."""
+    """opencode's 89 envelopes: only the mapped ones move the status (the opencode dialect maps
+    no model-start and no session-end, so it is never thinking and never stopped)."""
     moves = {"session.created": WORKING, "tool.execute.after": WORKING, "session.idle": WORKING}
     moves["tool.execute.before"] = "executing bash"
     moves["message.part.updated.step-finish"] = WORKING
-    out, state = [], ""
+    out, current = [], ""
     for envelope in envelopes:
-        state = moves.get(envelope["hook_event_name"], state)
-        out.append(state)
+        current = moves.get(envelope["hook_event_name"], current)
+        out.append(current)
     return out
 
 
