@@ -89,6 +89,20 @@ def test_every_event_agentino_fires_is_mapped(home: Path) -> None:
     assert all(level == "INFO" and not message.startswith("Event: ") for level, _, message in entries)
 
 
+def test_the_end_of_a_tool_that_asked_the_user_ends_the_wait(home: Path) -> None:
+    """An application's Notification from inside a tool: the tool's end means the user answered."""
+    hooks = HookManager()
+    register(hooks)
+    fire(hooks, "PreToolUse", PRE)
+    fire(hooks, "Notification", {"message": "Deploy to production?"})
+    assert read_info(home) == {"activity": "waiting_for_input"}
+    fire(hooks, "PostToolUse", POST)
+    assert read_info(home) == {"activity": "working"}
+    fire(hooks, "Notification", {"message": "Approve?"})
+    fire(hooks, "Stop", {"last_assistant_message": "Waiting."})  # not an answer: the wait stays
+    assert read_info(home) == {"activity": "waiting_for_input"}
+
+
 def test_a_failure_is_one_error_line_and_never_blocks(home: Path) -> None:
     hooks = HookManager()
     register(hooks)
