@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 BASE := $(VENV)/.base-installed# the package and its dependencies: all `make demo` needs
-DEV := $(VENV)/.dev-installed# plus the dev and ADK extras: what tests, lint and bench need
+DEV := $(VENV)/.dev-installed# plus the dev, ADK and agentino extras: what tests, lint and bench need
 FLOOR := .venv-floor
 
 .PHONY: demo test test-floor lint bench fuzz e2e clean
@@ -17,7 +17,7 @@ $(BASE): pyproject.toml | $(BIN)/python
 
 $(DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,adk]'
+	$(BIN)/python -m pip install -q -e '.[dev,adk,agentino]'
 	touch $@ $(BASE)
 
 demo: $(BASE)

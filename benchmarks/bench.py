@@ -5,6 +5,9 @@ timing is a whole process (`subprocess.run`), runs of the cases alternate
 so drift on a busy machine hits all of them alike, and the table shows
 medians with the 10th-90th percentile spread. Exits 1 when a ratio is
 above its target, so it can serve as a check (never inside unit tests).
+Last, with agentino installed (the `[agentino]` extra), the cost of one
+agentino hook event: a real HookManager.fire with register() applied, in
+process and in command mode, beside fire with a callback that does nothing.
 """
 
 from __future__ import annotations
@@ -155,12 +158,102 @@ def installed_json_libraries() -> list[str]:
     return found
 
 
+# What agentino's agent loop fires around one tool call.
+AGENTINO_EVENTS = (
+    ("PreToolUse", {"tool_name": "shell", "arguments": {"command": "ls"}}),
+    ("PostToolUse", {"tool_name": "shell", "arguments": {"command": "ls"}, "result": "a.txt\nb.txt"}),
+)
+
+
+def agentino_fires(mode: str | None, fires: int) -> list[float]:
+    """Microseconds of each HookManager.fire, alternating the two tool events: mode None is a
+    callback that does nothing (agentino's own cost), else register(hooks, mode=mode)."""
+    import asyncio
+
+    from agentino import HookManager
+
+    from sciontool_py.integrations.agentino import register
+
+    hooks = HookManager()
+    if mode is None:
+        for event, _ in AGENTINO_EVENTS:
+            hooks.register(event, callback=lambda context: None)
+    else:
+        register(hooks, mode=mode, executable=SCIONTOOL)
+
+    async def run() -> list[float]:
+        samples = []
+        for i in range(fires + 10):  # the first ten warm the dialect cache and the worker thread
+            event, context = AGENTINO_EVENTS[i % 2]
+            start = time.perf_counter_ns()
+            await hooks.fire(event, context)
+            if i >= 10:
+                samples.append((time.perf_counter_ns() - start) / 1e3)
+        return samples
+
+    return asyncio.run(run())
+
+
+def receive_alone(fires: int) -> list[float]:
+    """Microseconds of hook.receive for the same events: the pipeline without agentino or the thread."""
+    from sciontool_py.dialect.discover import find_dialect
+    from sciontool_py.handlers import agent_log
+    from sciontool_py.hook import receive
+
+    agent_log.set_quiet(True)  # as the hook and register() are: no stderr mirror
+    spec = find_dialect("agentino")
+    samples = []
+    for i in range(fires + 10):
+        event, context = AGENTINO_EVENTS[i % 2]
+        start = time.perf_counter_ns()
+        receive(spec, context, event)
+        if i >= 10:
+            samples.append((time.perf_counter_ns() - start) / 1e3)
+    return samples
+
+
+def agentino_rows(tmp: str, fires: int, command_fires: int) -> list[tuple[str, str, str]]:
+    """(case, median µs, p10-p90 µs) of one agentino hook event; [] without agentino."""
+    try:
+        import agentino  # noqa: F401
+    except ImportError:
+        print("agentino is not installed: its hook cost is not measured")
+        return []
+    home = os.path.join(tmp, "agentino-home")
+    os.mkdir(home)
+    saved = dict(os.environ)
+    os.environ.update(HOME=home, SCIONTOOL_CACHE_DIR=os.path.join(tmp, "cache"))
+    for name in [k for k in os.environ if k.startswith("SCION_")]:
+        del os.environ[name]
+    try:
+        cases = [
+            ("agentino fire, a do-nothing callback", agentino_fires(None, fires)),
+            ("hook.receive() alone, same events", receive_alone(fires)),
+            ("agentino fire, register() in process", agentino_fires("callback", fires)),
+            ("agentino fire, register(mode='command')", agentino_fires("command", command_fires)),
+        ]
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    rows = []
+    for name, samples in cases:
+        qs = statistics.quantiles(samples, n=10)
+        rows.append((name, f"{statistics.median(samples):.1f}", f"{qs[0]:.1f}-{qs[-1]:.1f}"))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40, help="alternating runs per hook case (default 40)")
     parser.add_argument("--batch-rounds", type=int, default=15, help="runs per batch case (default 15)")
     parser.add_argument(
         "--lines", type=int, default=100_000, help="lines of the generated log (default 100000)"
+    )
+    parser.add_argument(
+        "--agentino-fires", type=int, default=2000, help="in-process agentino events (default 2000)"
+    )
+    parser.add_argument(
+        "--agentino-command-fires", type=int, default=60, help="command-mode agentino events (default 60)"
     )
     args = parser.parse_args()
 
@@ -246,6 +339,7 @@ def main() -> int:
         argv = [SCIONTOOL, "normalize", "--dialect=core-agent"]
         rss_small, rss_large = peak_rss_kib(argv, small), peak_rss_kib(argv, large)
         growth = (rss_large - rss_small) / 1024
+        agentino = agentino_rows(tmp, args.agentino_fires, args.agentino_command_fires)
 
     width = max(len(r[0]) for r in rows)
     print(f"telemetry: the live receiver got {exported} log records (one per hook run, warm-ups included)")
@@ -256,6 +350,12 @@ def main() -> int:
         f"normalize peak RSS: {rss_small / 1024:.1f} MiB at 20k lines, "
         f"{rss_large / 1024:.1f} MiB at 200k lines (growth {growth:.1f} MiB)"
     )
+    if agentino:
+        width = max(len(r[0]) for r in agentino)
+        print(f"\n{'agentino hook, per event':<{width}}  {'median µs':>9}  {'p10-p90 µs':>15}")
+        for name, median, spread in agentino:
+            print(f"{name:<{width}}  {median:>9}  {spread:>15}")
+        print()
     if growth > MEMORY_GROWTH_TARGET_MIB:
         failures.append(f"normalize memory grew {growth:.1f} MiB > {MEMORY_GROWTH_TARGET_MIB}")
     print(

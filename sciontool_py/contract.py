@@ -1,7 +1,9 @@
 """Fixture-based contract tests: envelope -> expected canonical event (and response).
 
-A fixture is ``{"envelope": {...}, "expect": {...}, "response"?: {...}}`` in
-a ``.json`` file; a folder of fixtures may hold the ``dialect.yaml`` they test.
+A fixture is ``{"event"?: NAME, "envelope": {...}, "expect": {...}, "response"?: {...}}``
+in a ``.json`` file; a folder of fixtures may hold the ``dialect.yaml`` they test.
+``event`` is the raw event name the hook is given with ``--event``, for a harness
+whose envelopes name none (agentino).
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ class FixtureMismatch(SciontoolError):
 
 
 class Fixture:
-    __slots__ = ("envelope", "expect", "path", "response")
+    __slots__ = ("envelope", "event", "expect", "path", "response")
 
-    def __init__(self, path: str, envelope: object, expect: dict[str, object], response: object) -> None:
+    def __init__(
+        self, path: str, envelope: object, expect: dict[str, object], response: object, event: str | None
+    ) -> None:
         self.path = path
         self.envelope = envelope
         self.expect = expect
         self.response = response  # _ABSENT when the fixture does not check it
+        self.event = event  # `hook --event`: the raw name when the envelope carries none
 
     @property
     def name(self) -> str:
@@ -54,9 +59,12 @@ def load_fixture(path: str) -> Fixture:
         raise FixtureError(f"{path}: not JSON: nested too deeply") from None
     if not isinstance(data, dict) or "envelope" not in data or not isinstance(data.get("expect"), dict):
         raise FixtureError(f'{path}: expected an object with "envelope" and an "expect" object')
-    unknown = sorted(set(data) - {"envelope", "expect", "response"})
+    unknown = sorted(set(data) - {"event", "envelope", "expect", "response"})
     if unknown:
         raise FixtureError(f"{path}: unknown key(s) {', '.join(unknown)}")
+    event = data.get("event")
+    if event is not None and not (isinstance(event, str) and event):
+        raise FixtureError(f'{path}: "event" must be a non-empty string (the raw name `hook --event` gives)')
     # Go decodes numbers as float64; feed the envelope through the same decoder.
     try:
         envelope = gojson.loads(json.dumps(data["envelope"]))
@@ -64,7 +72,7 @@ def load_fixture(path: str) -> Fixture:
         raise FixtureError(f"{path}: envelope: {exc}") from None
     except RecursionError:
         raise FixtureError(f"{path}: envelope: nested too deeply") from None
-    return Fixture(path, envelope, data["expect"], data.get("response", _ABSENT))
+    return Fixture(path, envelope, data["expect"], data.get("response", _ABSENT), event)
 
 
 def is_fixture_name(name: str) -> bool:
@@ -177,7 +185,7 @@ def update_fixture(chooser: DialectChooser, path: str) -> list[str]:
 
 def actual(spec: DialectSpec, fixture: Fixture) -> tuple[dict[str, object], object]:
     """The canonical event (as JSON data) and the response for a fixture's envelope."""
-    event = normalize(spec, fixture.envelope)
+    event = normalize(spec, fixture.envelope, fallback_name=fixture.event)
     got = json.loads(event.to_json())
     return got, spec.responses.get(event.raw_name)
 

@@ -39,7 +39,12 @@ def hub_configured() -> bool:
     return bool(os.environ.get("SCION_HUB_ENDPOINT") or os.environ.get("SCION_HUB_URL"))
 
 
-def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> list[str]:
+def apply_event(
+    home: str,
+    event: CanonicalEvent,
+    input_tools: list[str],
+    resumes_after_wait: list[str] | tuple[str, ...] = (),
+) -> list[str]:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits.
 
@@ -54,7 +59,7 @@ def apply_event(home: str, event: CanonicalEvent, input_tools: list[str]) -> lis
         if lock.given_up:
             agent_log.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
-        if agent_info.apply_event(info, event, input_tools):
+        if agent_info.apply_event(info, event, input_tools, resumes_after_wait):
             _attempt(failures, agent_info.write, home, info)
         agent_log.write_line(home, *agent_log.describe(event))
         _attempt(failures, save_first_prompt, home, event)
@@ -143,8 +148,9 @@ def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -
     """
     event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
+    resumes = spec.options.get("resumes_after_wait") or ()
     home = home_dir()
-    failure = log_failures(home, apply_event(home, event, input_tools))  # type: ignore[arg-type]
+    failure = log_failures(home, apply_event(home, event, input_tools, resumes))  # type: ignore[arg-type]
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"

@@ -27,6 +27,7 @@ VALID = [
     HEAD + "mappings: {}\nresponses:\n  A: {decision: allow}\noptions:\n  input_tools: [X]\n",
     HEAD + "options:\n  transcript_assistant_text: false\n",
     HEAD + "mappings:\n  A:\n    event: agent-end\n    fields:\nresponses:\noptions:\n",
+    HEAD + "mappings:\n  A:\n    event: tool-end\noptions:\n  resumes_after_wait: [A]\n",
 ]
 INVALID = {
     "no dialect": "event_name_field: x\n",
@@ -49,6 +50,7 @@ INVALID = {
     "unknown option": HEAD + "options:\n  transcript: true\n",
     "option type": HEAD + "options:\n  transcript_assistant_text: 'yes'\n",
     "option items": HEAD + "options:\n  input_tools: [1]\n",
+    "resuming event not a list": HEAD + "options:\n  resumes_after_wait: PostToolUse\n",
 }
 
 

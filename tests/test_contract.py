@@ -57,6 +57,8 @@ def test_a_fixture_decodes_its_envelope_as_go_does(home: Path, tmp_path: Path) -
         ('{"envelope": {}}', 'expected an object with "envelope" and an "expect" object'),
         ('{"envelope": {}, "expect": []}', 'expected an object with "envelope" and an "expect" object'),
         ('{"envelope": {}, "expect": {}, "respones": {}, "z": 1}', "unknown key(s) respones, z"),
+        ('{"event": "", "envelope": {}, "expect": {}}', '"event" must be a non-empty string'),
+        ('{"event": 3, "envelope": {}, "expect": {}}', '"event" must be a non-empty string'),
     ],
 )
 def test_a_bad_fixture_file_is_one_error_naming_it(tmp_path: Path, content: str, problem: str) -> None:
@@ -64,6 +66,24 @@ def test_a_bad_fixture_file_is_one_error_naming_it(tmp_path: Path, content: str,
     with pytest.raises(FixtureError) as caught:
         load_fixture(str(path))
     assert str(caught.value).startswith(f"{path}: {problem}")
+
+
+def test_a_fixture_names_the_event_a_nameless_envelope_gets_from_hook_event(
+    home: Path, tmp_path: Path
+) -> None:
+    """agentino's contexts carry no event name: the fixture gives it, as `hook --event` does."""
+    context = {"tool_name": "shell", "arguments": {"command": "ls"}}
+    expect = {
+        "name": "tool-start",
+        "raw_name": "PreToolUse",
+        "dialect": "agentino",
+        "data": {"tool_name": "shell", "tool_input": '{"command":"ls"}'},
+    }
+    data = {"event": "PreToolUse", "envelope": context, "expect": expect}
+    assert differences(find_dialect("agentino"), load_fixture(str(write(tmp_path / "a.json", data)))) == []
+    del data["event"]
+    [line] = differences(find_dialect("agentino"), load_fixture(str(write(tmp_path / "b.json", data))))
+    assert line.startswith("normalization failed: event name field(s) [hook_event_name] missing")
 
 
 def test_a_missing_fixture_file(tmp_path: Path) -> None:

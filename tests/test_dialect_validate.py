@@ -96,6 +96,31 @@ def test_refused_with_a_message(text: str, message: str) -> None:
 HEAD = "dialect: mine\nevent_name_field: hook_event_name\n"
 
 
+def test_resumes_after_wait_names_mapped_events_that_set_an_activity() -> None:
+    found = problems(
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        mappings:
+          PostToolUse:
+            event: tool-end
+          SubagentStop:
+            event: subagent-end
+        options:
+          resumes_after_wait: [PostToolUse, PostToolUs, SubagentStop]
+        """
+    )
+    assert found == [
+        "d.yaml:9:37: options.resumes_after_wait: 'PostToolUs' is not a raw event in 'mappings'"
+        " (did you mean 'PostToolUse'?)",
+        "d.yaml:9:49: options.resumes_after_wait: 'SubagentStop' maps to subagent-end, which sets no activity",
+    ]
+    spec, found = check_text(
+        HEAD + "mappings: {A: {event: tool-end}}\noptions: {resumes_after_wait: [A]}\n", "d"
+    )
+    assert found == [] and spec is not None and spec.options == {"resumes_after_wait": ["A"]}
+
+
 def test_yaml_is_read_as_yaml_1_2_like_scions_yaml_v3() -> None:
     text = HEAD + textwrap.dedent(
         """\

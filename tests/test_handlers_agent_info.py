@@ -139,3 +139,28 @@ def test_an_input_tool_means_waiting_for_the_user_even_over_a_sticky_activity() 
     info: dict[str, object] = {"activity": "blocked"}
     assert apply(info, "tool-start", ("AskUserQuestion",), tool_name="AskUserQuestion")
     assert info == {"activity": "waiting_for_input"}
+
+
+def resume(info: dict[str, object], name: str, raw_name: str, resumes: tuple[str, ...]) -> bool:
+    return agent_info.apply_event(info, event(name, raw_name), [], resumes)
+
+
+def test_a_resuming_raw_event_replaces_waiting_for_input_with_its_own_activity() -> None:
+    info: dict[str, object] = {"activity": "waiting_for_input"}
+    assert resume(info, "tool-end", "PostToolUse", ("PostToolUse", "PostToolUseFailure"))
+    assert info == {"activity": "working"}
+
+
+def test_resuming_is_off_without_the_option_and_for_other_raw_events() -> None:
+    for resumes, raw_name in [((), "PostToolUse"), (("PostToolUseFailure",), "PostToolUse")]:
+        info: dict[str, object] = {"activity": "waiting_for_input"}
+        assert not resume(info, "tool-end", raw_name, resumes)
+        assert info == {"activity": "waiting_for_input"}
+
+
+@pytest.mark.parametrize("sticky", ["blocked", "completed", "limits_exceeded", "crashed"])
+def test_a_resuming_raw_event_leaves_every_other_sticky_activity(sticky: str) -> None:
+    # Only a wait for the user ends when the user answers: a finished task stays finished.
+    info: dict[str, object] = {"activity": sticky}
+    assert not resume(info, "tool-end", "PostToolUse", ("PostToolUse",))
+    assert info == {"activity": sticky}

@@ -147,7 +147,11 @@ def test_show_opencode_and_agentino(home: Path) -> None:
     assert shown.stdout.startswith(f"// save as {home}/.config/opencode/plugins/sciontool-bridge.js")
     assert 'const COMMAND = ["sciontool", "hook", "--dialect=opencode"];' in shown.stdout
     agentino = harness(home, "show", "agentino")
-    assert 'hooks.register(event, "sciontool hook --dialect=agentino")' in agentino.stdout
+    assert "register(hooks)\n" in agentino.stdout
+    assert (
+        'hooks.register(event, command="sciontool hook --dialect=agentino --event=" + event)'
+        in agentino.stdout
+    )
     assert '"PostToolUseFailure"' in agentino.stdout
 
 

@@ -91,12 +91,16 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
     ({"hook_event_name": "PreToolUse", "tool_name": "ExitPlanMode"}, [
         status(activity="waiting_for_input", status="waiting_for_input", message="Waiting for plan approval")
     ]),
-    # waiting_for_input is sticky: step ends and model calls are not reported over it.
-    ({"hook_event_name": "PostToolUse", "tool_name": "ExitPlanMode"}, []),
+    # waiting_for_input is sticky: model calls and step ends are not reported over it...
     ({"hook_event_name": "BeforeModel"}, []),
+    # ...but the plan's PostToolUse means the user answered (the dialect's resumes_after_wait).
+    ({"hook_event_name": "PostToolUse", "tool_name": "ExitPlanMode"}, [
+        status(activity="working", status="working", message="Ready")
+    ]),
     ({"hook_event_name": "Notification"}, [
         status(activity="waiting_for_input", status="waiting_for_input", message="Waiting on parent")
     ]),
+    ({"hook_event_name": "AfterModel"}, []),
     ({"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"}, [
         status(activity="waiting_for_input", status="waiting_for_input", message="Waiting on parent")
     ]),
@@ -122,6 +126,18 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
 def test_a_claude_session_reports_what_scion_reports(agent: Agent, hub: Recorder) -> None:
     assert [send(agent, hub, envelope) for envelope, _ in CLAUDE_SESSION] == [
         sent for _, sent in CLAUDE_SESSION
+    ]
+
+
+def test_an_answered_permission_prompt_is_reported_as_working_again(agent: Agent, hub: Recorder) -> None:
+    bash: Envelope = {"tool_name": "Bash", "tool_input": {"command": "rm -r build"}}
+    waiting = status(activity="waiting_for_input", status="waiting_for_input", message="Waiting on parent")
+    assert send(agent, hub, {"hook_event_name": "PreToolUse", **bash}) == [
+        status(activity="executing", toolName="Bash", status="executing", message="Executing: Bash")
+    ]
+    assert send(agent, hub, {"hook_event_name": "PermissionRequest", **bash}) == [waiting]
+    assert send(agent, hub, {"hook_event_name": "PostToolUse", **bash, "tool_response": {}}) == [
+        status(activity="working", status="working", message="Ready")
     ]
 
 

@@ -82,6 +82,9 @@ def test_claude_reads_assistant_text_from_the_transcript(tmp_path: Path) -> None
     assert preferred.data["assistant_text"] == "hi"
     gone = normalize(claude, {"hook_event_name": "Stop", "transcript_path": str(tmp_path / "missing")})
     assert "assistant_text" not in gone.data
+    # A NUL byte in the path (Hypothesis found it): no such file, so no text, and no error.
+    nul = normalize(claude, {"hook_event_name": "Stop", "transcript_path": "t\x00.jsonl"})
+    assert nul.name == "agent-end" and "assistant_text" not in nul.data
 
 
 def test_claude_keeps_the_transcripts_blocks_and_only_the_text_as_assistant_text(tmp_path: Path) -> None:

@@ -34,10 +34,22 @@ def _non_empty_string(description: str) -> dict[str, object]:
     return {"type": "string", "minLength": 1, "description": description}
 
 
-def _option(kind: type) -> dict[str, object]:
+_OPTION_TEXT = {
+    "assistant_blocks": "agent-end: the value at the assistant_text path is a Claude-style final message "
+    "(a string, content blocks, or a string holding them).",
+    "transcript_assistant_text": "agent-end: without assistant text, read it from the JSONL transcript "
+    "at the envelope's transcript_path.",
+    "input_tools": "Tool names whose tool-start means the agent waits for the user (waiting_for_input).",
+    "resumes_after_wait": "Raw events (mapped ones) that mean the user answered: while the agent is "
+    "waiting_for_input, their activity replaces it.",
+}
+
+
+def _option(key: str, kind: type) -> dict[str, object]:
     if kind is bool:
-        return {"type": "boolean"}
-    return {"type": "array", "items": {"type": "string", "minLength": 1}}
+        return {"type": "boolean", "description": _OPTION_TEXT[key]}
+    items = {"type": "string", "minLength": 1}
+    return {"type": "array", "items": items, "description": _OPTION_TEXT[key]}
 
 
 def build_schema() -> dict[str, object]:
@@ -69,7 +81,7 @@ def build_schema() -> dict[str, object]:
         "options": {
             "type": ["object", "null"],  # empty (null) is allowed, as in Scion
             "additionalProperties": False,
-            "properties": {key: _option(kind) for key, kind in OPTION_KINDS.items()},
+            "properties": {key: _option(key, kind) for key, kind in OPTION_KINDS.items()},
         },
     }
     mapping: dict[str, dict[str, object]] = {

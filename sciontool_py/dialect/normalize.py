@@ -133,7 +133,13 @@ def event_data(
                 data[field] = value
     if not TOKEN_KEYS.isdisjoint(payload):
         _extract_tokens(data, payload)
-    if not FILE_PATH_KEYS.isdisjoint(payload):
+    # FILE_PATH_KEYS, narrowed: a tool_input object counts only when it holds a file_path.
+    tool_input = payload.get("tool_input")
+    if (
+        (type(tool_input) is dict and "file_path" in tool_input)
+        or "tool_response" in payload
+        or "file_path" in payload
+    ):
         file_path = _file_path(payload)
         if file_path:
             data["file_path"] = file_path

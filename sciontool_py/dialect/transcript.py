@@ -36,7 +36,7 @@ def last_assistant_turn(path: str) -> AssistantContent | None:
                     blocks = []
                 elif role == "assistant":
                     blocks += transcript_blocks(content)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path, which no file can have
         return None
     return AssistantContent(blocks) if blocks else None
 

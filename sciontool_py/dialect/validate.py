@@ -13,7 +13,7 @@ import yaml
 
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.dialect.yaml12 import NULL_TAG, Timestamp, Yaml12Loader
-from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
+from sciontool_py.vocabulary import ACTIVITY_FOR_EVENT, EVENTS, FIELD_KINDS
 
 # Problems reported before checking stops: a hostile file can hold tens of thousands,
 # and finding them all costs seconds and a hundred MB on every hook.
@@ -39,6 +39,9 @@ OPTION_KINDS = {
     "transcript_assistant_text": bool,
     # tool-start of one of these tools means the agent now waits for the user.
     "input_tools": list,
+    # Raw events (mapped ones) that mean the user answered: while the agent is
+    # waiting_for_input, their activity replaces it, as a tool-start's does.
+    "resumes_after_wait": list,
 }
 
 
@@ -215,7 +218,7 @@ class _Checker:
         name_fields = self.name_fields(root, top)
         mappings = self.mappings(top["mappings"][1]) if "mappings" in top else {}
         responses = self.responses(top["responses"][1]) if "responses" in top else {}
-        options = self.options(top["options"][1]) if "options" in top else {}
+        options = self.options(top["options"][1], mappings) if "options" in top else {}
         if self.problems or name is None or name_fields is None:
             return None
         return DialectSpec(name, name_fields, mappings, responses, options, self.path)
@@ -341,7 +344,7 @@ class _Checker:
             raise _NotJSON(node, f"{where}: {_CANNOT} {problem}")
         return value
 
-    def options(self, node: yaml.Node) -> dict[str, object]:
+    def options(self, node: yaml.Node, mappings: dict[str, Mapping]) -> dict[str, object]:
         out = {}
         for key, _, value_node in self.pairs(node, "'options'", tuple(OPTION_KINDS)):
             value = self.value(value_node)
@@ -352,8 +355,26 @@ class _Checker:
                 wanted = "true or false" if kind is bool else "a list of strings"
                 self.problem(value_node, f"options.{key}: must be {wanted}")
                 continue
+            names_events = key == "resumes_after_wait" and isinstance(value, list)
+            if names_events and not self.resuming_events(value_node, value, mappings):  # type: ignore[arg-type]
+                continue
             out[key] = value
         return out
+
+    def resuming_events(self, node: yaml.Node, names: list[str], mappings: dict[str, Mapping]) -> bool:
+        """Whether each raw name in options.resumes_after_wait is mapped to an event that sets
+        an activity: any other name could never replace waiting_for_input."""
+        fine = True
+        for item, raw in zip(node.value, names, strict=True):
+            where = f"options.resumes_after_wait: {raw!r}"
+            mapping = mappings.get(raw)
+            if mapping is None:
+                self.problem(item, f"{where} is not a raw event in 'mappings'{suggest(raw, list(mappings))}")
+                fine = False
+            elif mapping.event in EVENTS and mapping.event not in ACTIVITY_FOR_EVENT:
+                self.problem(item, f"{where} maps to {mapping.event}, which sets no activity")
+                fine = False
+        return fine
 
 
 class _NotJSON(Exception):

@@ -45,8 +45,17 @@ def set_activity(info: dict[str, object], activity: str, tool_name: str = "") ->
     info.pop("sessionStatus", None)
 
 
-def apply_event(info: dict[str, object], event: CanonicalEvent, input_tools: list[str]) -> bool:
-    """Update info for the event by Scion's rules; False when nothing changes."""
+def apply_event(
+    info: dict[str, object],
+    event: CanonicalEvent,
+    input_tools: list[str],
+    resumes_after_wait: list[str] | tuple[str, ...] = (),
+) -> bool:
+    """Update info for the event by Scion's rules; False when nothing changes.
+
+    resumes_after_wait: raw event names (the dialect's option) that replace
+    waiting_for_input with their own activity, as a tool-start does in Scion.
+    """
     name = event.name
     phase = PHASE_FOR_EVENT.get(name)
     if phase is not None:
@@ -58,13 +67,15 @@ def apply_event(info: dict[str, object], event: CanonicalEvent, input_tools: lis
         return False
     current = info.get("activity")
     sticky = current in STICKY_ACTIVITIES
+    # The dialect says this event means the user answered: the agent waits no more.
+    answered = current == "waiting_for_input" and event.raw_name in resumes_after_wait
     tool_name = event.text("tool_name")
     if name == "tool-start":
         if tool_name in input_tools:
             activity = "waiting_for_input"
         elif sticky and current != "waiting_for_input":
             return False
-    elif sticky and name not in NEW_WORK_EVENTS and name != "notification":
+    elif sticky and not answered and name not in NEW_WORK_EVENTS and name != "notification":
         return False
     set_activity(info, activity, tool_name)
     return True

@@ -6,23 +6,7 @@ import json
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.harness.base import Edit, Harness, Scope, routed_events
-
-# agentino's thirteen events.
-FIRED = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionDenied",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "PostCompact",
-    "Notification",
-    "Stop",
-    "StopFailure",
-)
+from sciontool_py.integrations.agentino import EVENTS
 
 
 class Agentino(Harness):
@@ -38,10 +22,22 @@ class Agentino(Harness):
     uninstall = install
 
     def show(self, scope: Scope) -> str:
-        events = routed_events(self.dialect, FIRED)
-        command = scope.hook_command(self.dialect)
+        events = routed_events(self.dialect, EVENTS)
+        # agentino's contexts name no event: each command says which one it was registered for.
+        prefix = f"{scope.hook_command(self.dialect)} --event="
         return (
-            "# agentino: register Scion's hook as a shell hook on every event the dialect maps\n"
+            "# agentino (agentino-framework >= 1.1.1), in the agent's code; hooks is its HookManager.\n"
+            "# In process, with sciontool-py installed beside agentino: all thirteen events, no subprocess.\n"
+            "from sciontool_py.integrations.agentino import register\n"
+            "\n"
+            "register(hooks)\n"
+            "\n"
+            "# Or one hook process per event, with only agentino in the agent's environment:\n"
             f"for event in {json.dumps(events)}:\n"
-            f"    hooks.register(event, {json.dumps(command)})\n"
+            f"    hooks.register(event, command={json.dumps(prefix)} + event)\n"
+            "\n"
+            "# Either way, agentino's agent loop finds the manager in its context:\n"
+            "from agentino.core.context import set_context\n"
+            "\n"
+            "set_context(_hook_manager=hooks)\n"
         )

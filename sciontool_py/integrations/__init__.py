@@ -1,0 +1,1 @@
+"""Wiring for agent frameworks that register hooks in code rather than in a settings file."""

@@ -1,0 +1,138 @@
+"""Scion's status files for an agentino agent: `register(hooks)` wires all thirteen events.
+
+agentino (agentino-framework, read at 1.1.1) fires hooks through a HookManager:
+a callback gets the event's context dict, a command gets `json.dumps(context)`
+on stdin. The context never names the event, so each event gets its own hook
+that supplies the name, as `sciontool hook --event=NAME` does.
+
+By default the hooks are in-process callbacks, agentino's advice for hooks on
+the hot path: each runs the pipeline of `sciontool hook` (normalize through the
+dialect, then every handler) without starting a process. A callback never
+blocks the agent's tool call (it returns None, which agentino reads as "go
+on") and never raises into agentino: a failure is one ERROR line in agent.log,
+as the hook's own failures are. The work runs on one worker thread per
+register(): agentino awaits each hook inline on its event loop, and a state
+write (fsync), a lock held by another hook (up to 2 s) or a slow hub (up to
+3 s) must not stall that loop; a single worker also keeps this agent's events
+in the order they were fired. agentino awaits the callback, so a tool starts
+only once its PreToolUse is on file, exactly as with a command hook.
+
+Importing this module imports nothing heavy: not agentino, typer or YAML.
+"""
+
+from __future__ import annotations
+
+from sciontool_py.console import cut
+from sciontool_py.errors import SciontoolError
+from sciontool_py.fastpath import ERROR_LIMIT
+from sciontool_py.handlers import agent_log
+from sciontool_py.handlers.files import home_dir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from concurrent.futures import Executor
+
+    from agentino import HookManager
+
+    from sciontool_py.dialect.spec import DialectSpec
+
+# agentino's thirteen hook events (its HOOK_EVENTS), in the order of a session.
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "Notification",
+    "Stop",
+    "StopFailure",
+)
+MODES = ("callback", "command")
+
+
+def register(
+    hook_manager: HookManager,
+    dialect: str = "agentino",
+    *,
+    mode: str = "callback",
+    executable: str = "sciontool",
+) -> None:
+    """Register Scion's hook on every agentino event of hook_manager.
+
+    mode "callback" (the default) runs the hook in this process; "command" registers
+    `EXECUTABLE hook --dialect=DIALECT --event=EVENT`, one process per event (executable:
+    a program name on PATH or a path). The dialect is resolved now, in either mode, so a
+    wrong name fails here (DialectError) rather than on every event, where agentino would
+    only log it as a warning.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    from sciontool_py.dialect.discover import find_dialect
+
+    spec = find_dialect(dialect)
+    if mode == "command":
+        for event in EVENTS:
+            hook_manager.register(event, command=command_line(executable, spec.name, event))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    agent_log.set_quiet(True)  # as `sciontool hook`: agent.log has every line, the app's stderr none
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciontool-hook")
+    for event in EVENTS:
+        hook_manager.register(event, callback=relay(spec, event, worker))
+
+
+def command_line(executable: str, dialect: str, event: str) -> str:
+    """The shell command agentino runs for one event (it passes the context on stdin)."""
+    import shlex
+
+    return f"{shlex.quote(executable)} hook --dialect={shlex.quote(dialect)} --event={event}"
+
+
+def relay(spec: DialectSpec, event: str, worker: Executor) -> Callable[[dict[str, object]], Awaitable[None]]:
+    """The callback for one event: the context, as a command hook would read it, to the worker."""
+    import asyncio
+    import json
+
+    from sciontool_py.hook import parse_envelope
+
+    async def callback(context: dict[str, object]) -> None:
+        try:
+            # Read the context once, here: it is agentino's own dict (PreToolUse's "arguments"
+            # is the very dict the tool then runs with), which the hook must not hold or
+            # change. The bytes are those agentino pipes to a command hook, so both modes
+            # read the same event; a value JSON cannot hold is written as its str() instead
+            # of costing the event.
+            payload = parse_envelope(json.dumps(context, default=str).encode())
+            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, payload, event)
+        except Exception as exc:  # an observer: nothing reaches agentino
+            log_failure(event, exc)
+
+    return callback
+
+
+def deliver(spec: DialectSpec, payload: object, event: str) -> None:
+    """One decoded context through the receiver's pipeline (on the worker thread); never raises."""
+    from sciontool_py.hook import receive
+
+    try:
+        receive(spec, payload, event)
+        # Telemetry: the integrator calls the hook's after-answer export here, with the Answer.
+    except Exception as exc:
+        log_failure(event, exc)
+
+
+def log_failure(event: str, exc: Exception) -> None:
+    """The hook's one-line error, in agent.log: the application's stderr is not the agent's."""
+    if isinstance(exc, SciontoolError):
+        message = str(exc)
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc}"
+    line = cut(f"sciontool hook --event={event}: {message}", ERROR_LIMIT)
+    agent_log.write_line(home_dir(), "", line, level="ERROR")
