@@ -287,3 +287,28 @@ def test_the_harness_snippet_runs_as_printed(home: Path, monkeypatch: pytest.Mon
     assert hooks.list_hooks() == dict.fromkeys(EVENTS, 2)  # register() and the command loop
     fire(hooks, "PreToolUse", PRE)
     assert log_entries(home) == [TOOL_LINES[0]] * 2  # both forms ran
+
+
+def test_in_process_callbacks_export_telemetry_as_the_hook_does(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The callbacks' after-answer step: one paired tool span from PreToolUse to PostToolUse."""
+    from otlp import GrpcReceiver
+
+    found = GrpcReceiver()
+    try:
+        monkeypatch.setenv("SCION_OTEL_GRPC_PORT", str(found.port))
+        monkeypatch.setenv("SCION_AGENT_ID", "agent-7")
+        hooks = HookManager()
+        register(hooks)
+        fire(hooks, "PreToolUse", copy.deepcopy(PRE))
+        fire(hooks, "PostToolUse", copy.deepcopy(POST))
+        found.wait_for(lambda: len(found.logs()) == 2 and len(found.spans()) == 1)
+    finally:
+        found.close()
+    [span] = found.spans()
+    assert span.item.name == "agent.tool.call"  # type: ignore[attr-defined]
+    assert span.attributes["tool_name"] == "shell" and span.attributes["event.dialect"] == "agentino"
+    assert span.attributes["tool_output"] == "a.txt\nb.txt" and "duration_ms" in span.attributes
+    assert span.resource["scion.agent.id"] == "agent-7"
+    assert read_info(home) == {"activity": "working"}

@@ -122,10 +122,13 @@ def deliver(spec: DialectSpec, payload: object, event: str) -> None:
     from sciontool_py.hook import receive
 
     try:
-        receive(spec, payload, event)
-        # Telemetry: the integrator calls the hook's after-answer export here, with the Answer.
+        answer = receive(spec, payload, event)
     except Exception as exc:
         log_failure(event, exc)
+        return
+    from sciontool_py.telemetry import after_answer
+
+    after_answer(home_dir(), answer)  # as the hook does once it has answered; never raises
 
 
 def log_failure(event: str, exc: Exception) -> None:
