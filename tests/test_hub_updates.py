@@ -1,4 +1,4 @@
-"""What the hook tells the hub for each event, as the newest Scion does (SPEC §4's table):
+"""What the hook tells the hub for each event, as the newest Scion does, event by event:
 real hook processes against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def assert_token_written_nowhere(home: Path) -> None:
 
 
 def hub_errors(agent: Agent) -> list[str]:
-    """The ERROR lines, elapsed_ms=N made elapsed_ms=* (SPEC: `hub status update failed event=E ...`)."""
+    """The ERROR lines, elapsed_ms=N made elapsed_ms=* (Scion's line: `hub status update failed event=E ...`)."""
     lines = [line.split(" [sciontool] ", 1)[1] for line in agent.log_lines if "[ERROR]" in line]
     return [re.sub(r"elapsed_ms=\d+ ", "elapsed_ms=* ", line) for line in lines]
 

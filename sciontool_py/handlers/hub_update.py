@@ -1,4 +1,4 @@
-"""What the newest Scion hook tells the hub for each canonical event (SPEC §4's table).
+"""What the newest Scion hook tells the hub for each canonical event, event by event.
 
 Pure functions of the event and the activity agent-info.json holds once the
 status handler has applied it; `handlers.hub` sends what they return.

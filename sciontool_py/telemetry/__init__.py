@@ -1,4 +1,4 @@
-"""Telemetry and session metrics (SPEC §7), off the harness's wait path.
+"""Telemetry and session metrics as the newest Scion hook sends them, off the harness's wait path.
 
 `after_answer` is the hook's one call, made once the event is handled and
 the response written.  It costs the hook well under a millisecond and

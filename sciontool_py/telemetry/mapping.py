@@ -1,4 +1,4 @@
-"""A spooled event -> the spans, log records and metric points Scion's hook exports for it (SPEC §7).
+"""A spooled event -> the spans, log records and metric points Scion's hook exports for it.
 
 Pure: no OpenTelemetry here (export.py hands the result to the SDK), so
 the rules are tested in-process.  Beyond Scion, a start is kept open (in

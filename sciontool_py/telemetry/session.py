@@ -1,4 +1,4 @@
-"""Session metrics (SPEC §7): one session's counts across hook processes, and its report to the hub.
+"""Session metrics as Scion's hook keeps them: one session's counts across hooks, and the hub report.
 
 The counts live in $HOME/.scion/session-metrics.json, the file Scion's own
 hook and init daemon use: the same keys (Go's), version 1, written 0600
