@@ -313,7 +313,23 @@ def _die_of_sigterm() -> None:
     os._exit(128 + _signal.SIGTERM)  # only if the signal is blocked
 
 
-class StateLock:
+class _Held:
+    """A held flock on fd; closing the descriptor releases it."""
+
+    fd = -1
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = -1
+
+
+class StateLock(_Held):
     """An exclusive lock on the state folder for one read-modify-write of state.
 
     Scion's Go handlers read, change and write agent-info.json and
@@ -347,18 +363,8 @@ class StateLock:
             pass  # a file system without flock: work unlocked, as Scion always does
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)  # closing releases the flock
-            self.fd = -1
 
-
-class FileLock:
+class FileLock(_Held):
     """An exclusive flock on the lock file root/rel (created 0600), as Scion locks its session state.
 
     Another holder is waited for at most `wait` seconds, polled every 10 ms
@@ -391,16 +397,6 @@ class FileLock:
             raise _named(exc, self.path) from None
         self.fd = fd
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)  # closing releases the flock
-            self.fd = -1
 
 
 class _LockTimeout(Exception):

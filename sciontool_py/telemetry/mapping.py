@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 
 from sciontool_py.telemetry.pairing import OpenSpans
+from sciontool_py.telemetry.record import ATTRIBUTE_FIELDS
 from sciontool_py.telemetry.settings import (
     SPAN_NAMES,
     cut_label,
@@ -23,17 +24,6 @@ from sciontool_py.telemetry.settings import (
 
 STARTS = ("tool-start", "model-start", "agent-start")
 END_OF = {"tool-end": "tool-start", "model-end": "model-start", "agent-end": "agent-start"}
-_EVENT_FIELDS = (
-    "session_id",
-    "tool_name",
-    "tool_input",
-    "tool_output",
-    "file_path",
-    "prompt",
-    "source",
-    "reason",
-    "message",
-)
 _USAGE_ATTRIBUTES = (
     ("gen_ai.usage.input_tokens", "input_tokens"),
     ("gen_ai.usage.output_tokens", "output_tokens"),
@@ -152,7 +142,7 @@ def event_attributes(
     for key, value in (("event.raw_name", record.get("raw_name")), ("event.dialect", record.get("dialect"))):
         if isinstance(value, str) and value:
             found[key] = value
-    for field in _EVENT_FIELDS:
+    for field in ATTRIBUTE_FIELDS:
         value = _text(data, field)
         if value:
             found[field] = value

@@ -24,7 +24,8 @@ VERSION = 1
 # Bytes of one attribute value (a tool's output can be megabytes; an OTLP receiver takes 4 MiB a
 # request): longer values are cut and end in "...".
 VALUE_LIMIT = 8 * 1024
-TEXT_FIELDS = (
+# The event's text fields that a span and its log record carry as attributes, when non-empty.
+ATTRIBUTE_FIELDS = (
     "session_id",
     "tool_name",
     "tool_input",
@@ -34,9 +35,9 @@ TEXT_FIELDS = (
     "source",
     "reason",
     "message",
-    "model",
-    "error",
 )
+# What a spool record keeps: those, the model (a label, cut apart) and the error (an end's outcome).
+TEXT_FIELDS = (*ATTRIBUTE_FIELDS, "model", "error")
 
 
 def make(event: CanonicalEvent, time_ns: int, env: Mapping[str, str]) -> bytes:
