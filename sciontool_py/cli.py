@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import sys
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -328,6 +330,9 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False) -
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
+    if project is not None and not os.path.isdir(project):
+        # A typo must not create a project (or send core-agent up to a parent's .agents).
+        raise SciontoolError(f"--project {project}: no such folder")
     return Scope(None if user else (project or "."), command, force)
 
 

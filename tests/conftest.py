@@ -65,6 +65,38 @@ LOG_LINE = re.compile(
 )
 
 
+def _refuse_foreign_groups() -> None:
+    """The suite runs as root beside other work: a signal to init's group, to every process
+    (kill -1) or to the suite's own group would take them down. Refuse it, in every worker."""
+    real_killpg, real_kill = os.killpg, os.kill
+
+    def killpg(group: int, sig: int) -> None:
+        if group <= 1 or group == os.getpgrp():
+            raise AssertionError(f"refused: signal {sig} to process group {group}")
+        real_killpg(group, sig)
+
+    def kill(pid: int, sig: int) -> None:
+        if pid <= 1 and sig != 0:
+            raise AssertionError(f"refused: signal {sig} to pid {pid}")
+        real_kill(pid, sig)
+
+    os.killpg, os.kill = killpg, kill
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _refuse_foreign_groups()
+
+
+@pytest.fixture(autouse=True)
+def fallback_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Scion's /tmp/agent.log and /tmp/scion-limits-exceeded, moved into this test's folder for
+    every process it starts: the suite never writes to (or deletes from) the machine's /tmp."""
+    folder = tmp_path / "shared-tmp"
+    folder.mkdir()
+    monkeypatch.setenv("SCIONTOOL_FALLBACK_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(autouse=True)
 def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with the process-wide log settings a new process has: `hook` and

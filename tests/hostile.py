@@ -140,7 +140,9 @@ class Machine:
         self.env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("SCION_", "XDG_")) and "proxy" not in k.lower()
+            if not k.startswith(("SCION_", "XDG_"))
+            and "proxy" not in k.lower()
+            and k != "SCIONTOOL_FALLBACK_DIR"  # the case's private /tmp is the real path here
         }
         self.env.update(HOME=str(self.home), SCIONTOOL_CACHE_DIR=str(self.cache), HOSTILE_TMP=str(self.tmp))
         self.seed()

@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 import tracemalloc
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +24,13 @@ from sciontool_py.emitter.config import parse_hooks
 pytestmark = TIMED
 
 
+# Every command the tests start inherits this token: a process is ours only if its
+# environment holds it, so the clean-up never touches another program's `sleep`.
+TOKEN = f"SCIONTOOL_TEST_RUN={uuid.uuid4().hex}"
+
+
 def processes_running(marker: str) -> list[int]:
-    """Pids whose command line contains ``marker`` (a unique sleep length)."""
+    """Pids this test run started whose command line contains ``marker`` (a sleep length)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -34,16 +40,20 @@ def processes_running(marker: str) -> list[int]:
                 cmdline = stream.read().replace(b"\0", b" ").decode(errors="replace")
             with open(f"/proc/{entry}/stat") as stream:
                 zombie = stream.read().rsplit(")", 1)[1].split()[0] == "Z"
+            with open(f"/proc/{entry}/environ", "rb") as stream:
+                ours = TOKEN.encode() in stream.read().split(b"\0")
         except OSError:
             continue
-        if marker in cmdline and not zombie:
+        if marker in cmdline and ours and not zombie:
             found.append(int(entry))
     return found
 
 
 @pytest.fixture
-def leftovers() -> Iterator[list[str]]:
-    """Markers a test registers; anything still running with one is killed afterwards."""
+def leftovers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Markers a test registers; anything it started still running with one is killed afterwards."""
+    name, value = TOKEN.split("=")
+    monkeypatch.setenv(name, value)
     markers: list[str] = []
     yield markers
     for marker in markers:

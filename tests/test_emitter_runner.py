@@ -4,6 +4,7 @@ output as reported, and the bounds on its time and output."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -75,3 +76,53 @@ def test_a_missing_command_is_the_shells_exit_127() -> None:
     outcome = run("definitely-not-a-command-8c1f", b"", 30, ENV)
     assert outcome.error == "exit status 127"
     assert b"not found" in outcome.output
+
+
+class _StandIn:
+    """A Popen that reports whatever pid a fake process library hands out and never exits."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.stdout = open(os.devnull, "rb")  # noqa: SIM115 - closed by the runner
+        self.killed = False
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self.killed:
+            raise subprocess.TimeoutExpired("sh", timeout or 0)
+        return -9
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+@pytest.mark.parametrize(
+    "pid",
+    [1, 2, os.getpid(), os.getpgrp(), os.getppid()],
+    ids=["init", "pid-2", "self", "own-group", "parent"],
+)
+def test_a_timeout_never_signals_a_group_the_runner_did_not_create(
+    pid: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest-subprocess numbers its stand-ins 1, 2, 3...: killpg on such a pid would hit
+    # init's group or another program's. Only the kernel's word that the runner created the
+    # session may lead to killpg. The recorder replaces the signal, so nothing is sent.
+    groups: list[int] = []
+    monkeypatch.setattr(os, "killpg", lambda group, sig: groups.append(group))
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: _StandIn(pid))
+    outcome = run("hang", b"", 0.2, ENV)
+    assert outcome.error is not None and outcome.error.startswith("timed out")
+    assert groups == []
+
+
+def test_a_real_timeout_kills_the_session_the_runner_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    groups: list[int] = []
+    real_killpg = os.killpg
+
+    def record(group: int, sig: int) -> None:
+        groups.append(group)
+        real_killpg(group, sig)
+
+    monkeypatch.setattr(os, "killpg", record)
+    outcome = run("sleep 30 & sleep 30", b"", 0.5, ENV)
+    assert outcome.error is not None and outcome.error.startswith("timed out")
+    assert len(groups) >= 1 and all(group > 1 and group != os.getpgrp() for group in groups)

@@ -12,13 +12,9 @@ from sciontool_py.handlers import agent_log
 
 
 @pytest.fixture
-def fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Scion's /tmp/agent.log, moved into this test's folder so tests cannot see each other's lines."""
-    path = tmp_path / "fallback" / "agent.log"
-    path.parent.mkdir()
-    monkeypatch.setattr(agent_log, "FALLBACK_FOLDER", str(path.parent))
-    monkeypatch.setattr(agent_log, "FALLBACK_LOG", str(path))
-    return path
+def fallback(fallback_dir: Path) -> Path:
+    """Scion's /tmp/agent.log, in this test's folder so tests cannot see each other's lines."""
+    return fallback_dir / "agent.log"
 
 
 def test_a_line_in_scions_format_and_its_stderr_mirror(

@@ -15,10 +15,9 @@ TURNS = {"max_turns": 2, "max_model_calls": 0}
 
 
 @pytest.fixture
-def trigger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Scion's /tmp/scion-limits-exceeded, moved into this test's folder."""
-    monkeypatch.setattr(limits, "TRIGGER_FOLDER", str(tmp_path))
-    return tmp_path / limits.TRIGGER_NAME
+def trigger(fallback_dir: Path) -> Path:
+    """Scion's /tmp/scion-limits-exceeded, in this test's folder."""
+    return fallback_dir / limits.TRIGGER_NAME
 
 
 def stored(home: Path) -> dict[str, object]:

@@ -390,3 +390,12 @@ def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
     assert "sciontool_py.hook" in loaded
     assert not loaded & {"typer", "yaml", "json", "re", "sciontool_py.harness"}
     assert agent.info == {"activity": "completed"}
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall", "show"])
+def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
+    tmp_path: Path, home: Path, action: str
+) -> None:
+    missing = tmp_path / "typo"
+    _one_line_error(harness(home, action, "core-agent", "--project", str(missing)), "no such folder")
+    assert not missing.exists()

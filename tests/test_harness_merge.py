@@ -340,6 +340,10 @@ def test_new_files_are_created_and_removed_again(dirs: tuple[Path, Path]) -> Non
         ("core-agent", project / ".agents" / "config.json"),
         ("opencode", project / ".opencode" / "plugins" / "sciontool-bridge.js"),
     ):
+        if name == "core-agent":
+            # core-agent uses the nearest .agents/ up the tree: the project's own keeps the
+            # test inside its folder whatever a parent of the temp dir holds.
+            path.parent.mkdir()
         done = harness(home, "install", name, "--project", str(project))
         assert done.returncode == 0, done.stderr
         assert "(new file)" in done.stdout

@@ -21,9 +21,8 @@ def hook(envelope: dict[str, object], dialect: str = "core-agent") -> str:
 
 
 @pytest.fixture
-def trigger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(limits, "TRIGGER_FOLDER", str(tmp_path))
-    return tmp_path / limits.TRIGGER_NAME
+def trigger(fallback_dir: Path) -> Path:
+    return fallback_dir / limits.TRIGGER_NAME
 
 
 def test_an_envelope_updates_agent_info_and_the_log(home: Path) -> None:

@@ -242,10 +242,8 @@ def test_unknown_status_type_lists_the_valid_ones(agent: Agent) -> None:
     )
 
 
-@pytest.mark.xdist_group("limits-trigger")  # Scion's fixed /tmp/scion-limits-exceeded
-def test_turn_limit_is_counted_and_enforced(agent: Agent) -> None:
-    trigger = Path("/tmp/scion-limits-exceeded")
-    trigger.unlink(missing_ok=True)
+def test_turn_limit_is_counted_and_enforced(agent: Agent, fallback_dir: Path) -> None:
+    trigger = fallback_dir / "scion-limits-exceeded"
     end = {"hook_event_name": "agent-end"}
     agent.hook(end, "--dialect=core-agent", SCION_MAX_TURNS="2")
     limits = json.loads((agent.home / "agent-limits.json").read_text())
@@ -261,7 +259,6 @@ def test_turn_limit_is_counted_and_enforced(agent: Agent) -> None:
     assert trigger.read_text() == "max_turns of 2 exceeded (completed 2)"
     agent.hook({"hook_event_name": "model-start"}, "--dialect=core-agent", SCION_MAX_TURNS="2")
     assert agent.info["activity"] == "limits_exceeded"
-    trigger.unlink()
 
 
 def test_model_calls_counted_only_with_their_limit(agent: Agent) -> None:

@@ -160,7 +160,6 @@ def test_a_long_prompt_is_cut_at_100_bytes_as_go_cuts_it(agent: Agent, hub: Reco
     assert body == {"activity": "thinking", "status": "thinking", "message": "é" * 48 + "\ufffd..."}
 
 
-@pytest.mark.xdist_group("limits-trigger")  # writes Scion's fixed /tmp/scion-limits-exceeded
 def test_counts_go_in_their_own_update_and_limits_exceeded_is_left_to_scions_init(
     agent: Agent, hub: Recorder
 ) -> None:

@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import Agent
 
-FALLBACK_LOG = Path("/tmp/agent.log")
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 
 
 def probe() -> tuple[dict[str, object], str]:
-    """A tool-start envelope whose tool name is unique, to find its line in the shared /tmp/agent.log."""
+    """A tool-start envelope whose tool name is unique, to find its line in the fallback agent.log."""
     tool = f"probe-{uuid.uuid4().hex}"
     return {"hook_event_name": "tool-start", "tool_name": tool}, f"[executing] Running tool: {tool}"
 
@@ -62,7 +61,6 @@ def test_damaged_limits_file_is_logged_and_counting_restarts(agent: Agent, damag
     assert json.loads((agent.home / "agent-limits.json").read_text())["turn_count"] == 2
 
 
-@pytest.mark.xdist_group("limits-trigger")  # writes Scion's fixed /tmp/scion-limits-exceeded
 def test_limits_file_that_cannot_be_written_is_logged_and_the_limit_still_enforced(agent: Agent) -> None:
     (agent.home / "agent-limits.json").mkdir()
     result = agent.hook({"hook_event_name": "agent-end"}, "--dialect=core-agent", SCION_MAX_TURNS="1")
@@ -106,21 +104,23 @@ def test_status_that_cannot_write_agent_info_still_logs_and_exits_1(agent: Agent
     assert agent.log_lines[0].endswith("[blocked] Agent blocked: need a key")
 
 
-def test_unwritable_agent_log_falls_back_to_tmp(agent: Agent) -> None:
+def test_unwritable_agent_log_falls_back_to_tmp(agent: Agent, fallback_dir: Path) -> None:
     (agent.home / "agent.log").mkdir()
     envelope, line = probe()
     result = agent.hook(envelope, "--dialect=core-agent")
     assert_no_traceback(result)
     assert result.returncode == 0  # Scion: the log falls back, the hook goes on
     assert (
-        f"Failed to write to {agent.home / 'agent.log'}: Is a directory. Falling back to /tmp/agent.log."
+        f"Failed to write to {agent.home / 'agent.log'}: Is a directory. Falling back to {fallback_dir / 'agent.log'}."
         in (result.stderr.decode())
     )
-    assert line in FALLBACK_LOG.read_text(errors="replace")
+    assert line in (fallback_dir / "agent.log").read_text(errors="replace")
     assert agent.info["activity"] == "executing"
 
 
-def test_home_that_is_not_a_folder_is_one_error_and_the_event_is_still_logged(tmp_path: Path) -> None:
+def test_home_that_is_not_a_folder_is_one_error_and_the_event_is_still_logged(
+    tmp_path: Path, fallback_dir: Path
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     agent = Agent(blocker / "home", tmp_path / "cache")
@@ -131,10 +131,10 @@ def test_home_that_is_not_a_folder_is_one_error_and_the_event_is_still_logged(tm
     assert result.stderr.decode().splitlines()[-1] == (
         f"sciontool hook: cannot update agent state: {blocker / 'home' / 'agent-info.json'}: Not a directory"
     )
-    assert line in FALLBACK_LOG.read_text(errors="replace")
+    assert line in (fallback_dir / "agent.log").read_text(errors="replace")
 
 
-def test_read_only_home_changes_nothing_and_is_one_error(agent: Agent) -> None:
+def test_read_only_home_changes_nothing_and_is_one_error(agent: Agent, fallback_dir: Path) -> None:
     # Root ignores file modes, so make HOME a read-only bind mount in a private mount namespace.
     unshare = shutil.which("unshare")
     if unshare is None:
@@ -159,4 +159,4 @@ def test_read_only_home_changes_nothing_and_is_one_error(agent: Agent) -> None:
     )
     assert (agent.home / "agent-info.json").read_bytes() == seeded
     assert sorted(p.name for p in agent.home.iterdir()) == ["agent-info.json"]  # no temp file either
-    assert line in FALLBACK_LOG.read_text(errors="replace")
+    assert line in (fallback_dir / "agent.log").read_text(errors="replace")

@@ -57,11 +57,30 @@ class _Tail:
             return bytes(self._data)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    # pid is 0 for a stand-in Popen (tests); killpg(0) would hit our own group.
-    if proc.pid > 0:
+def _session_we_started(pid: int) -> int | None:
+    """``pid`` if it is our own unreaped child leading a session of its own, else None.
+
+    Checked once, right after the spawn: only then is the pid known to be ours.
+    A stand-in Popen (tests) reports any pid, and killpg on a pid we did not
+    start could take down init's group or another program's; so the group is
+    killed only when the kernel confirms we created it.
+    """
+    if pid <= 1 or pid == os.getpid() or pid == os.getpgrp():
+        return None
+    try:
+        # Raises ChildProcessError unless pid is our child; WNOWAIT leaves it unreaped.
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if os.getsid(pid) != pid:
+            return None
+    except OSError:
+        return None
+    return pid
+
+
+def _kill_group(proc: subprocess.Popen[bytes], group: int | None) -> None:
+    if group is not None:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     try:
@@ -101,12 +120,12 @@ def run(command: str, stdin: bytes, timeout: float, env: dict[str, str]) -> Outc
                 return Outcome(f"cannot start /bin/sh: {exc.strerror or exc}")
             except ValueError as exc:  # a NUL byte in the command cannot be passed to exec
                 return Outcome(f"cannot start /bin/sh: {exc}")
-            return _wait(proc, timeout, deadline)
+            return _wait(proc, _session_we_started(proc.pid), timeout, deadline)
     except OSError as exc:  # no room for the temporary file
         return Outcome(f"cannot stage the envelope for stdin: {exc.strerror or exc}")
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float, deadline: float) -> Outcome:
+def _wait(proc: subprocess.Popen[bytes], group: int | None, timeout: float, deadline: float) -> Outcome:
     assert proc.stdout is not None  # stdout=PIPE
     tail = _Tail(OUTPUT_LIMIT)
     reader = threading.Thread(target=tail.drain, args=(proc.stdout,), daemon=True)
@@ -114,13 +133,13 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, deadline: float) -> Out
     try:
         error = _exit_error(proc.wait(timeout=max(0.0, deadline - time.monotonic())))
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill_group(proc, group)
         proc.wait()
         error = f"timed out after {timeout:g}s; killed it and every process it started"
     # Processes the command left in the background may still hold the output pipe.
     reader.join(max(0.0, deadline - time.monotonic()))
     if reader.is_alive():
-        _kill_group(proc)
+        _kill_group(proc, group)
         reader.join(_REAP_GRACE)
         if error is None and reader.is_alive():
             error = "a process that left its process group holds its output open; stopped waiting"

@@ -7,14 +7,12 @@ import time
 
 from sciontool_py.console import cut, escape_controls, write_stderr
 from sciontool_py.handlers import log_level
-from sciontool_py.handlers.files import SCION_HOME, append
+from sciontool_py.handlers.files import SCION_HOME, append, shared_tmp
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
-FALLBACK_FOLDER = "/tmp"
-FALLBACK_LOG = "/tmp/agent.log"
 _quiet = False  # hook and status: no mirror on stderr, which the harness captures
 _TAGS = {
     "session-start": "starting",
@@ -109,13 +107,14 @@ def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
     try:
         append(folder, "agent.log", line)
     except OSError as exc:
+        fallback = shared_tmp()
         warning = escape_controls(
             f"[sciontool] WARNING: Failed to write to {os.path.join(folder, 'agent.log')}: "
-            f"{exc.strerror or exc}. Falling back to {FALLBACK_LOG}."
+            f"{exc.strerror or exc}. Falling back to {os.path.join(fallback, 'agent.log')}."
         )
         write_stderr(warning + "\n")
         try:
-            append(FALLBACK_FOLDER, "agent.log", _encode(f"{stamp} {warning}\n") + line)
+            append(fallback, "agent.log", _encode(f"{stamp} {warning}\n") + line)
         except OSError:
             pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
     if not _quiet:

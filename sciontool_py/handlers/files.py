@@ -38,6 +38,13 @@ _LOCK_FILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEX
 _S_IFMT, _S_IFREG, _S_IFLNK = 0o170000, 0o100000, 0o120000  # stat's, without importing it
 
 
+def shared_tmp() -> str:
+    """Where Scion's shared files outside HOME live: the fallback agent.log and the
+    limits trigger Scion's init watches. /tmp unless SCIONTOOL_FALLBACK_DIR says otherwise
+    (the test suite points it at its own folder, never at the machine's /tmp)."""
+    return os.environ.get("SCIONTOOL_FALLBACK_DIR") or "/tmp"
+
+
 def home_dir() -> str:
     return os.environ.get("HOME") or SCION_HOME
 

@@ -7,10 +7,10 @@ import time
 
 from sciontool_py import gojson
 from sciontool_py.handlers.agent_log import write_line
-from sciontool_py.handlers.files import failure, read_json_file, write_atomic
+from sciontool_py.handlers.files import failure, read_json_file, shared_tmp, write_atomic
 
 FILE = "agent-limits.json"
-TRIGGER_FOLDER, TRIGGER_NAME = "/tmp", "scion-limits-exceeded"  # Scion's init watches this path
+TRIGGER_NAME = "scion-limits-exceeded"  # in shared_tmp(): Scion's init watches /tmp/scion-limits-exceeded
 _COUNTED = {
     # event -> (count key, limit key)
     "agent-end": ("turn_count", "max_turns"),
@@ -93,6 +93,6 @@ def write_trigger(home: str, message: str) -> None:
     Replaced like a state file: a symlink or FIFO planted there is replaced, never followed.
     """
     try:
-        write_atomic(TRIGGER_FOLDER, TRIGGER_NAME, message)
+        write_atomic(shared_tmp(), TRIGGER_NAME, message)
     except OSError as exc:
         write_line(home, "", f"Failed to write limits trigger file: {failure(exc)}", level="ERROR")
