@@ -54,9 +54,10 @@ TUI = Tui(
     trusted=["codex", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"],
     ready="Ask Codex to do anything",
     approval="Would you like to run the following command?",
+    question=None,  # request_user_input: offered in Plan mode only
     interrupted="interrupted",
     compact="/compact",
-    compacted="compact",
+    compacted="Context compacted",
     exit="/quit",
 )
 

@@ -105,11 +105,12 @@ class Tui:
     trusted: list[str]  # the TUI that runs it without asking
     ready: str  # on screen when the prompt takes a message
     approval: str | None = None  # on screen when a tool awaits approval
-    approve: str = "Enter"
-    deny: str = "Escape"
+    approve: tuple[str, ...] = ("Enter",)  # tmux keys
+    deny: tuple[str, ...] = ("Escape",)
     question: str | None = "Which color do you want?"
-    answer: str = "Enter"  # picks the first option (Red)
-    interrupted: str | None = None  # on screen after Esc during a tool
+    answer: tuple[str, ...] = ("Enter",)  # picks the first option (Red)
+    interrupt: tuple[str, ...] = ("Escape",)  # pressed half a second apart
+    interrupted: str | None = None  # on screen after the interrupt during a tool
     compact: str | None = None  # the command that compacts
     compacted: str | None = None  # on screen once compacted
     exit: str = "/exit"
@@ -128,11 +129,11 @@ def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
     return screen
 
 
-def _answer(session: Session, screen: Tmux, asked: str, key: str) -> float:
-    """Waits for the prompt ASKED, lets the human pause, presses KEY; the wait is `waiting_for_input`."""
+def _answer(session: Session, screen: Tmux, asked: str, keys: tuple[str, ...]) -> float:
+    """Waits for the prompt ASKED, lets the human pause, presses KEYS; the wait is `waiting_for_input`."""
     shown = screen.wait_for(asked)
     time.sleep(HUMAN_PAUSE)
-    pressed = screen.keys(key)
+    pressed = screen.keys(*keys)
     session.truth.human.append((shown, pressed))
     return pressed
 
@@ -157,12 +158,12 @@ def _wait_marker(session: Session, ident: str, timeout: float = 60.0) -> None:
 
 
 def interactive_scenarios(tui: Tui) -> list[Scenario]:
-    def approval(name: str, key: str) -> Drive:
+    def approval(name: str, keys: tuple[str, ...]) -> Drive:
         def drive(session: Session, harness: Harness) -> None:
             screen = _open(session, tui.argv, tui, "run a tool that needs approval")
             assert tui.approval is not None
-            pressed = _answer(session, screen, tui.approval, key)
-            screen.wait_for(FINAL if key == tui.approve else tui.ready)
+            pressed = _answer(session, screen, tui.approval, keys)
+            screen.wait_for(FINAL if keys == tui.approve else tui.ready)
             _close(screen, tui)
             _silent(session, tui, name, pressed)
 
@@ -180,7 +181,10 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
         screen = _open(session, tui.trusted, tui, "run a long tool")
         _wait_marker(session, "i1")
         time.sleep(HUMAN_PAUSE)
-        pressed = screen.keys("Escape")
+        pressed = screen.keys(tui.interrupt[0])
+        for key in tui.interrupt[1:]:
+            time.sleep(0.5)
+            screen.keys(key)
         screen.wait_for(tui.interrupted)
         _close(screen, tui)
         _silent(session, tui, "interrupt", pressed)

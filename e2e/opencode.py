@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness import LOG, Harness
+from harness import LOG, Harness, Tui
 from session import Run
 
 EXPECTED = [
@@ -43,6 +43,18 @@ def headless(prompt: str, resume: bool) -> list[str]:
     return ["opencode", "run", *(["--continue"] if resume else []), prompt]
 
 
+TUI = Tui(
+    # Bash runs without asking unless the config says "ask".
+    argv=["env", 'OPENCODE_CONFIG_CONTENT={"permission": {"bash": "ask"}}', "opencode"],
+    trusted=["opencode"],
+    ready="Ask anything",
+    approval="Permission required",
+    deny=("Right", "Right", "Enter"),  # Allow once, Allow always, Reject
+    question="Which color",
+    interrupt=("Escape", "Escape"),  # the first Esc only arms it
+    interrupted="Interrupted",
+)
+
 HARNESS = Harness(
     name="opencode",
     package="opencode-ai",
@@ -51,4 +63,5 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     api_error=400,  # opencode retries a 500 for minutes; a 400 it does not
+    tui=TUI,
 )

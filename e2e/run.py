@@ -184,9 +184,10 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
 
 def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list[str]) -> None:
     origin = session.began
+    verdict = "right" if outcome.final_right else "WRONG"
     print(
         f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
-        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({'right' if outcome.final_right else 'WRONG'})"
+        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict})"
     )
     for a, b, why in session.truth.windows:
         print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
@@ -243,9 +244,8 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(tmp)
     table(outcomes)
     failed = [o for o in outcomes if o.failures or not o.final_right]
-    print(
-        f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {time.monotonic() - started:.0f} s"
-    )
+    elapsed = time.monotonic() - started
+    print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0
 
 
