@@ -52,8 +52,9 @@ class Harness:
     tui: Tui | None = None  # the interactive scenarios, in tmux
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
 
-    def scenarios(self) -> list[Scenario]:
-        return headless_scenarios(self) + (interactive_scenarios(self.tui) if self.tui else [])
+    def scenarios(self, tmux: bool) -> list[Scenario]:
+        """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""
+        return headless_scenarios(self) + (interactive_scenarios(self.tui) if self.tui and tmux else [])
 
 
 def turn(prompt: str, resume: bool = False) -> Drive:
@@ -163,7 +164,10 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
             screen = _open(session, tui.argv, tui, "run a tool that needs approval")
             assert tui.approval is not None
             pressed = _answer(session, screen, tui.approval, keys)
-            screen.wait_for(FINAL if keys == tui.approve else tui.ready)
+            if keys == tui.approve:
+                screen.wait_for(FINAL)
+            else:
+                screen.wait_gone(tui.approval)
             _close(screen, tui)
             _silent(session, tui, name, pressed)
 

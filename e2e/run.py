@@ -212,7 +212,10 @@ def table(outcomes: list[Outcome]) -> None:
         verdict = "right" if o.final_right else "WRONG"
         checks = "" if not o.failures else f"  ({len(o.failures)} hook checks failed)"
         print(f"{o.harness:10} {o.scenario:18} {o.ratio.ratio:6.3f}  {verdict} ({o.final}){checks}")
-    print(f"reaction slack {truth.SLACK:g} s per transition; polled every {truth.POLL * 1000:.0f} ms")
+    print(
+        f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "
+        f"transition, {truth.LEAD:g} s before a tool or model request, {truth.EXIT_SLACK:g} s before an exit"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -231,10 +234,13 @@ def main(argv: list[str]) -> int:
     keep = bool(os.environ.get("E2E_KEEP"))  # leave the homes, projects and call records to look at
     tmp = Path(tempfile.mkdtemp(prefix="sciontool-e2e-"))
     outcomes = []
+    tmux = shutil.which("tmux") is not None
+    if not tmux:
+        print("tmux not found: the interactive scenarios are skipped", flush=True)
     try:
         with FakeModel() as model:
             for harness in harnesses:
-                for scenario in harness.scenarios():
+                for scenario in harness.scenarios(tmux):
                     if not only or scenario.name in only:
                         outcomes.append(play(harness, scenario, model, tmp))
     finally:

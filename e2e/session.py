@@ -182,6 +182,15 @@ class Tmux:
             time.sleep(0.1)
         raise TimeoutError(f"{text!r} not on screen; screen:\n{self.screen()}")
 
+    def wait_gone(self, text: str, timeout: float = 30.0) -> float:
+        """The time TEXT left the screen; raises TimeoutError."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if text not in self.screen() or self.exited():
+                return time.time()
+            time.sleep(0.1)
+        raise TimeoutError(f"{text!r} still on screen")
+
     def exited(self) -> bool:
         alive = subprocess.run(
             ["tmux", "-S", self.socket, "has-session", "-t", self.name], capture_output=True
