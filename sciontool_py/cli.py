@@ -324,9 +324,7 @@ CommandOpt = Annotated[
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
 
 
-def _scope(
-    project: str | None, user: bool, command: str, force: bool = False, writes: bool = True
-) -> Scope:
+def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
     from sciontool_py.harness.base import Scope
 
     if user and project is not None:
