@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import HubServer, log_entries
 
-from sciontool_py.handlers import hub as hub_module
-from sciontool_py.handlers.hub import Hub, HubError, status_body
 from sciontool_py.handlers.hub_update import event_update
+from sciontool_py.hub import client as hub_module
+from sciontool_py.hub.client import Hub, HubError, status_body
 
 TOKEN = "tok-5d1e9a7c3b"
 
