@@ -1,4 +1,4 @@
-"""The hardened file layer (handlers/fs.py) and console output, in process: what each call
+"""The hardened file layer (fs.py) and console output, in process: what each call
 refuses, what it leaves behind, how long it may wait."""
 
 from __future__ import annotations

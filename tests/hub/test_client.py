@@ -2,7 +2,7 @@
 is retried, what is logged, and that the token goes nowhere but the header.
 
 The real budget (3 s) and backoff (0.5 s, 1 s) are proven through the CLI in
-test_reliability_hub.py; here they are shortened so each case takes milliseconds.
+reliability/test_hub.py; here they are shortened so each case takes milliseconds.
 """
 
 from __future__ import annotations
