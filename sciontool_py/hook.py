@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers.truth import Truth
 
 
 def parse_envelope(data: bytes) -> object:
@@ -44,9 +45,10 @@ def apply_event(
     event: CanonicalEvent,
     input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
+    truth: Truth | None = None,
 ) -> list[str]:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
-    prompt, hub, limits.
+    prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
 
     As in Scion, one handler failing does not stop the others: a status file
     that cannot be written must not also cost the agent.log line, the limit
@@ -59,9 +61,19 @@ def apply_event(
         if lock.given_up:
             agent_log.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
-        if agent_info.apply_event(info, event, input_tools, resumes_after_wait):
+        ignored = ""
+        if truth is None:
+            changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        else:
+            changed, ignored = _apply_truth(home, truth, info, event, input_tools, resumes_after_wait, failures)
+        if changed:
             _attempt(failures, agent_info.write, home, info)
-        agent_log.write_line(home, *agent_log.describe(event))
+        tag, message = agent_log.describe(event)
+        if truth is not None:
+            tag, message = truth.describe(event, tag, message)
+        agent_log.write_line(home, tag, message, level=agent_log.level_of(event))
+        if ignored:
+            agent_log.write_line(home, "", ignored, level="DEBUG")
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         if limits:
@@ -71,9 +83,32 @@ def apply_event(
                 _attempt(failures, agent_info.write, home, info)
                 agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(home, exceeded)
-    if hub_configured():
-        _report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts)
+    if hub_configured() and not ignored:  # an ignored event is not news for the hub either
+        local = info if truth is not None else None
+        _report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts, local)
     return failures
+
+
+def _apply_truth(
+    home: str,
+    truth: Truth,
+    info: dict[str, object],
+    event: CanonicalEvent,
+    input_tools: list[str],
+    resumes_after_wait: list[str] | tuple[str, ...],
+    failures: list[str],
+) -> tuple[bool, str]:
+    """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
+    if not truth.keeps_state:
+        return agent_info.apply_event(info, event, input_tools, resumes_after_wait), ""
+    from sciontool_py.handlers import sessions
+
+    state = sessions.read(home)
+    ignored = truth.ignores(event, state)
+    changed = False if ignored else truth.apply(info, state, event, input_tools, resumes_after_wait)
+    if state.dirty:
+        _attempt(failures, sessions.write, home, state)
+    return changed, ignored
 
 
 def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -> None:
@@ -99,13 +134,15 @@ def _report_to_hub(
     activity: object,
     waits_for_user: bool,
     counts: dict[str, object] | None,
+    local: dict[str, object] | None = None,
 ) -> None:
     """The hub handler's requests, in Scion's order: the assistant reply, the event's status
     update, then (from the limits handler) the counts. The hook never reports
-    limits_exceeded: Scion's init does, when it stops the agent."""
+    limits_exceeded: Scion's init does, when it stops the agent. local: agent-info.json as
+    the dialect's rules beyond Scion's left it, which the update then says."""
     from sciontool_py.assistant import AssistantContent
     from sciontool_py.handlers.hub import Hub, status_body
-    from sciontool_py.handlers.hub_update import count_update, event_update, reply_body
+    from sciontool_py.handlers.hub_update import as_local, count_update, event_update, reply_body
 
     hub = Hub.from_env(home)
     if hub is None:
@@ -119,6 +156,8 @@ def _report_to_hub(
     # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
     text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
     update = event_update(event.name, activity, text, waits_for_user)
+    if update is not None and local is not None:
+        update = as_local(update, local)
     if update is None:
         skipped = f"Hub: no status update for {event.name} (local activity {activity})"
         agent_log.write_line(home, "", skipped, level="DEBUG")
@@ -149,8 +188,15 @@ def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -
     event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
     resumes = spec.options.get("resumes_after_wait") or ()
+    truth = None
+    if spec.options:
+        from sciontool_py.handlers.truth import Truth
+
+        truth = Truth.of(spec.options)
+        if truth is not None:
+            truth.prepare(event)
     home = home_dir()
-    failure = log_failures(home, apply_event(home, event, input_tools, resumes))  # type: ignore[arg-type]
+    failure = log_failures(home, apply_event(home, event, input_tools, resumes, truth))  # type: ignore[arg-type]
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"

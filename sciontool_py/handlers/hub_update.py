@@ -56,6 +56,21 @@ def event_update(
     return None
 
 
+def as_local(update: dict[str, object], local: dict[str, object]) -> dict[str, object] | None:
+    """The update saying the activity agent-info.json holds, when the dialect's rules beyond
+    Scion's kept another one than the event's (a tool still open after a model-end, a
+    compaction that kept the state); None when the event changed nothing to report."""
+    if "activity" not in update or update["activity"] == local.get("activity"):
+        return update
+    activity = local.get("activity")
+    if activity == "executing":
+        tool = local.get("toolName") if isinstance(local.get("toolName"), str) else ""
+        return {"activity": "executing", "toolName": tool, "message": f"Executing: {tool}" if tool else "Executing tool"}
+    if activity in ("working", "thinking", "waiting_for_input"):
+        return {"activity": activity, "message": "Ready" if activity == "working" else "Waiting on parent" if activity == "waiting_for_input" else "Processing"}
+    return None
+
+
 def count_update(state: dict[str, object]) -> dict[str, object]:
     """The separate update carrying the limit counts after an event was counted."""
     return {"currentTurns": state["turn_count"], "currentModelCalls": state["model_call_count"]}
