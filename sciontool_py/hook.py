@@ -76,6 +76,7 @@ def apply_event(
             agent_log.write_line(home, "", ignored, level="DEBUG")
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
+        local = dict(info) if truth is not None else None
         if limits:
             counts, exceeded = count_event(home, event.name, limits)
             if exceeded:
@@ -84,7 +85,6 @@ def apply_event(
                 agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(home, exceeded)
     if hub_configured() and not ignored:  # an ignored event is not news for the hub either
-        local = info if truth is not None else None
         _report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts, local)
     return failures
 

@@ -116,7 +116,10 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
         }),
         status(activity="working", status="working", message="Ready"),
     ]),
-    ({"hook_event_name": "PostToolBatch"}, []),  # no rule for an unmapped event
+    # The batch ended (the dialect maps it as a step end): Ready, as Scion says after any step.
+    ({"hook_event_name": "PostToolBatch"}, [
+        status(activity="working", status="working", message="Ready")
+    ]),
     ({"hook_event_name": "SessionEnd", "reason": "exit"}, [
         status(phase="stopped", status="stopped", message="Session ended")
     ]),

@@ -133,11 +133,11 @@ class Truth:
             for key in path:
                 value = value.get(key) if isinstance(value, dict) else None
             if isinstance(value, str) and value:
-                return "id:" + sessions.key_text(value)
+                return sessions.key_text("id:" + value)
         import zlib  # only for harnesses without call ids
 
         tool_input = event.text("tool_input").encode("utf-8", "surrogatepass")
-        return f"in:{zlib.crc32(tool_input):08x}:{len(tool_input)}:" + sessions.key_text(event.text("tool_name"))
+        return sessions.key_text(f"in:{zlib.crc32(tool_input):08x}:{len(tool_input)}:" + event.text("tool_name"))
 
     def _settle(self, info: dict[str, object], state: sessions.SessionState) -> bool:
         """Calls still open outlive a model-end or the end of another call: the agent still runs them

@@ -36,8 +36,9 @@ function run(envelope) {
       done();
     });
     child.stdin.on("error", () => {});
+    // Not unref'd: when opencode ends on its own, node waits for the hooks still queued, so
+    // the last events (session.idle, the instance's end) are not lost.
     child.stdin.end(JSON.stringify(envelope));
-    child.unref(); // opencode may exit while the last hook still runs: the hook finishes alone
   });
 }
 
