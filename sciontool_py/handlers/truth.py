@@ -72,7 +72,7 @@ class Truth:
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
         """Why the event must not change the status ('' when it may)."""
-        session = event.text("session_id")
+        session = sessions.key_text(event.text("session_id"))
         if event.raw_name in self.own_session and session and state.session and session != state.session:
             return f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
         lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
@@ -90,7 +90,7 @@ class Truth:
     ) -> bool:
         """Update info (and state) for the event; False when info does not change."""
         name = event.name
-        session = event.text("session_id")
+        session = sessions.key_text(event.text("session_id"))
         if name == "session-start":
             state.start_session(session)
             if event.text("source") in self.keep_sources:
