@@ -65,7 +65,9 @@ def apply_event(
         if truth is None:
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
         else:
-            changed, ignored = _apply_truth(home, truth, info, event, input_tools, resumes_after_wait, failures)
+            changed, ignored = _apply_truth(
+                home, truth, info, event, input_tools, resumes_after_wait, failures
+            )
         if changed:
             _attempt(failures, agent_info.write, home, info)
         tag, message = agent_log.describe(event)

@@ -225,8 +225,12 @@ def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(tmp_path: P
 
 # --- The opencode bridge, run by node as opencode runs it ---------------------------------------
 
+
 def _part(part: dict[str, object]) -> dict[str, object]:
-    return {"type": "message.part.updated", "properties": {"sessionID": "ses_1", "part": {"sessionID": "ses_1", **part}}}
+    return {
+        "type": "message.part.updated",
+        "properties": {"sessionID": "ses_1", "part": {"sessionID": "ses_1", **part}},
+    }
 
 
 def _tool(status: str, **state: object) -> dict[str, object]:
@@ -239,7 +243,10 @@ BUS = [
     {"type": "message.updated", "properties": {"sessionID": "ses_1", "info": {"id": "u1", "role": "user"}}},
     _part({"type": "text", "messageID": "u1", "text": "list the files"}),
     # the same user message again, with its summary: no second prompt
-    {"type": "message.updated", "properties": {"sessionID": "ses_1", "info": {"id": "u1", "role": "user", "summary": {}}}},
+    {
+        "type": "message.updated",
+        "properties": {"sessionID": "ses_1", "info": {"id": "u1", "role": "user", "summary": {}}},
+    },
     {"type": "session.status", "properties": {"sessionID": "ses_1", "status": {"type": "busy"}}},
     {
         "type": "message.updated",
@@ -249,15 +256,29 @@ BUS = [
         },
     },
     _part({"type": "step-start", "messageID": "msg_1"}),
-    ["tool.execute.before", {"tool": "bash", "sessionID": "ses_1", "callID": "c1"}, {"args": {"command": "ls"}}],
-    {"type": "permission.asked", "properties": {"sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}}},
-    {"type": "permission.replied", "properties": {"sessionID": "ses_1", "reply": "once", "tool": {"callID": "c1"}}},
+    [
+        "tool.execute.before",
+        {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
+        {"args": {"command": "ls"}},
+    ],
+    {
+        "type": "permission.asked",
+        "properties": {"sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
+    },
+    {
+        "type": "permission.replied",
+        "properties": {"sessionID": "ses_1", "reply": "once", "tool": {"callID": "c1"}},
+    },
     [
         "tool.execute.after",
         {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
         {"output": "x", "metadata": {"exit": 2}},
     ],
-    ["tool.execute.before", {"tool": "read", "sessionID": "ses_1", "callID": "c2"}, {"args": {"filePath": "/x"}}],
+    [
+        "tool.execute.before",
+        {"tool": "read", "sessionID": "ses_1", "callID": "c2"},
+        {"args": {"filePath": "/x"}},
+    ],
     _tool("error", input={"filePath": "/x"}, error="File not found: /x"),
     _part(
         {
@@ -267,7 +288,13 @@ BUS = [
         }
     ),
     _part({"type": "text", "messageID": "msg_1", "text": "Done.", "time": {"start": 1, "end": 2}}),
-    {"type": "session.error", "properties": {"sessionID": "ses_1", "error": {"name": "APIError", "data": {"message": "overloaded"}}}},
+    {
+        "type": "session.error",
+        "properties": {
+            "sessionID": "ses_1",
+            "error": {"name": "APIError", "data": {"message": "overloaded"}},
+        },
+    },
     {"type": "session.idle", "properties": {"sessionID": "ses_1"}},
     {"type": "server.instance.disposed", "properties": {"directory": "/p"}},
 ]
@@ -378,10 +405,13 @@ time.sleep(0.5)
 with open(os.environ["RECORD"], "a") as out:
     out.write(envelope + "\\n")
 """
-TIMED_DRIVER = DRIVER + """\
+TIMED_DRIVER = (
+    DRIVER
+    + """\
 import { appendFileSync } from "node:fs";
 appendFileSync(process.env.RECORD, "returned\\n");
 """
+)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
@@ -390,7 +420,9 @@ def test_opencode_bridge_never_waits_for_the_hook_nor_shows_its_output(tmp_path:
     # hook has written anything, and the hooks still ran one after another, in order, to the last.
     hook = tmp_path / "slow.py"
     hook.write_text(SLOW_HOOK)
-    proc = harness(home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}")
+    proc = harness(
+        home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}"
+    )
     assert proc.returncode == 0, proc.stderr
     shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
     (tmp_path / "driver.mjs").write_text(TIMED_DRIVER)

@@ -133,7 +133,9 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
     batch = {
         "session_id": call["session_id"],
         "hook_event_name": "PostToolBatch",
-        "tool_calls": [{"tool_name": "Bash", "tool_input": call["tool_input"], "tool_use_id": call["tool_use_id"]}],
+        "tool_calls": [
+            {"tool_name": "Bash", "tool_input": call["tool_input"], "tool_use_id": call["tool_use_id"]}
+        ],
     }
     states = replay(home, "claude", [*envelopes[:7], batch, *envelopes[7:]])
     assert states[6:10] == [
@@ -143,10 +145,12 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
         "working running",
     ]
     # point 9: the failed tools are said as errors
-    assert "[ERROR] [working] Tool Bash failed: Exit code 2 ls: cannot access" in "\n".join(log(home)).replace(
-        "\\n", " "
+    assert "[ERROR] [working] Tool Bash failed: Exit code 2 ls: cannot access" in "\n".join(
+        log(home)
+    ).replace("\\n", " ")
+    assert any(
+        line.startswith("[ERROR] [working] Tool Read failed: File does not exist.") for line in log(home)
     )
-    assert any(line.startswith("[ERROR] [working] Tool Read failed: File does not exist.") for line in log(home))
 
 
 # --- 3. an ended session stays ended --------------------------------------------------------------
@@ -197,7 +201,13 @@ def test_codex_title_thread_notify_does_not_complete_the_first_turn(home: Path) 
         "last-assistant-message": "Run three commands",
     }
     states = replay(home, "codex", [*envelopes[:2], title, *envelopes[2:5]])
-    assert states[1:] == ["thinking running", "thinking running", "thinking running", "working running", "executing/Bash running"]
+    assert states[1:] == [
+        "thinking running",
+        "thinking running",
+        "thinking running",
+        "working running",
+        "executing/Bash running",
+    ]
     own = {**title, "thread-id": envelopes[0]["session_id"]}
     assert replay(home, "codex", [own]) == ["completed running"]  # the session's own notify still counts
 
@@ -225,9 +235,18 @@ def test_claude_an_approval_reads_waiting_then_the_approved_tool_ends_it(home: P
 
 def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path) -> None:
     start = recorded("c02-multi")[4]
-    ask = {**start, "tool_name": "request_user_input", "tool_use_id": "call_ask", "tool_input": {"questions": []}}
+    ask = {
+        **start,
+        "tool_name": "request_user_input",
+        "tool_use_id": "call_ask",
+        "tool_input": {"questions": []},
+    }
     answered = {**ask, "hook_event_name": "PostToolUse", "tool_response": "blue"}
-    interrupt = {"session_id": start["session_id"], "hook_event_name": "Interrupt", "turn_id": start["turn_id"]}
+    interrupt = {
+        "session_id": start["session_id"],
+        "hook_event_name": "Interrupt",
+        "turn_id": start["turn_id"],
+    }
     assert replay(home, "codex", [ask, answered, start, interrupt]) == [
         "waiting_for_input",
         "working",
@@ -257,7 +276,10 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
         (_oc("tool.execute.before", call_id="call_1", **bash), "executing/bash running"),
         (_oc("permission.asked", message="Run echo hello?", tool_name="bash"), "waiting_for_input running"),
         (_oc("permission.replied", call_id="call_1", **bash), "executing/bash running"),  # approved: runs
-        (_oc("tool.execute.after", call_id="call_1", success=True, tool_output="hello\n", **bash), "working running"),
+        (
+            _oc("tool.execute.after", call_id="call_1", success=True, tool_output="hello\n", **bash),
+            "working running",
+        ),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
         (_oc("message.part.updated.step-start"), "thinking running"),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
@@ -265,7 +287,10 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
         (_oc("message.updated.user", prompt="HELLO again but I will reject"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_2", **bash), "executing/bash running"),
         (_oc("permission.asked", tool_name="bash"), "waiting_for_input running"),
-        (_oc("tool.failed", call_id="call_2", success=False, error="The user rejected permission", **bash), "working running"),
+        (
+            _oc("tool.failed", call_id="call_2", success=False, error="The user rejected permission", **bash),
+            "working running",
+        ),
         (_oc("session.idle"), "working running"),
         (_oc("message.updated.user", prompt="QUESTION ask me something"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_3", **question), "waiting_for_input running"),
@@ -310,8 +335,9 @@ def test_codex_failed_model_requests_are_logged_as_errors(home: Path) -> None:
 
 def test_gemini_a_failed_tool_and_a_failed_turn_are_errors(home: Path) -> None:
     replay(home, "gemini", recorded("gemini-fail"))
-    assert "[ERROR] [working] Tool read_file failed: File not found: /home/dev/runs/gemini-fail/proj/missing.txt" in log(
-        home
+    assert (
+        "[ERROR] [working] Tool read_file failed: File not found: /home/dev/runs/gemini-fail/proj/missing.txt"
+        in log(home)
     )
     (home / "agent.log").unlink()
     replay(home, "gemini", recorded("gemini-B")[:4])  # the turn whose model answered 400
@@ -371,7 +397,12 @@ def test_a_symlink_at_the_state_file_is_replaced_never_followed(home: Path, tmp_
 
 def test_the_state_file_stays_small_however_many_calls_and_sessions(home: Path) -> None:
     starts = [
-        {"hook_event_name": "PreToolUse", "session_id": f"s{n % 20}", "tool_use_id": f"t{n}" + "x" * 400, "tool_name": "B" * 400}
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": f"s{n % 20}",
+            "tool_use_id": f"t{n}" + "x" * 400,
+            "tool_name": "B" * 400,
+        }
         for n in range(200)
     ]
     replay(home, "claude", starts)
@@ -385,7 +416,9 @@ def test_the_state_file_stays_small_however_many_calls_and_sessions(home: Path) 
 
 def test_dialects_without_the_options_keep_no_state(home: Path, tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
-    plain.write_text("dialect: plain\nevent_name_field: hook_event_name\nmappings:\n  PreToolUse:\n    event: tool-start\n")
+    plain.write_text(
+        "dialect: plain\nevent_name_field: hook_event_name\nmappings:\n  PreToolUse:\n    event: tool-start\n"
+    )
     saved = sys.stdin, sys.stdout, sys.stderr
     for envelope in recorded("claude-multi")[:6]:
         sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(envelope).encode()))

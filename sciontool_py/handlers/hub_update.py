@@ -65,9 +65,20 @@ def as_local(update: dict[str, object], local: dict[str, object]) -> dict[str, o
     activity = local.get("activity")
     if activity == "executing":
         tool = local.get("toolName") if isinstance(local.get("toolName"), str) else ""
-        return {"activity": "executing", "toolName": tool, "message": f"Executing: {tool}" if tool else "Executing tool"}
+        return {
+            "activity": "executing",
+            "toolName": tool,
+            "message": f"Executing: {tool}" if tool else "Executing tool",
+        }
     if activity in ("working", "thinking", "waiting_for_input"):
-        return {"activity": activity, "message": "Ready" if activity == "working" else "Waiting on parent" if activity == "waiting_for_input" else "Processing"}
+        return {
+            "activity": activity,
+            "message": "Ready"
+            if activity == "working"
+            else "Waiting on parent"
+            if activity == "waiting_for_input"
+            else "Processing",
+        }
     return None
 
 

@@ -74,7 +74,9 @@ class Truth:
         """Why the event must not change the status ('' when it may)."""
         session = sessions.key_text(event.text("session_id"))
         if event.raw_name in self.own_session and session and state.session and session != state.session:
-            return f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
+            return (
+                f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
+            )
         lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
         if self.stay_ended and not lifecycle and event.name != "session-start" and state.has_ended(session):
             return f"{event.raw_name} after session {session or '(no id)'} ended: status unchanged"
@@ -119,7 +121,9 @@ class Truth:
         name = event.name
         if name == "tool-start":
             tool = event.text("tool_name")
-            state.start_call(session, sessions.Call(self._call_key(event), sessions.key_text(tool), tool in input_tools))
+            state.start_call(
+                session, sessions.Call(self._call_key(event), sessions.key_text(tool), tool in input_tools)
+            )
         elif name == "tool-end":
             state.end_call(session, self._call_key(event))
         elif name == "notification":
@@ -137,7 +141,9 @@ class Truth:
         import zlib  # only for harnesses without call ids
 
         tool_input = event.text("tool_input").encode("utf-8", "surrogatepass")
-        return sessions.key_text(f"in:{zlib.crc32(tool_input):08x}:{len(tool_input)}:" + event.text("tool_name"))
+        return sessions.key_text(
+            f"in:{zlib.crc32(tool_input):08x}:{len(tool_input)}:" + event.text("tool_name")
+        )
 
     def _settle(self, info: dict[str, object], state: sessions.SessionState) -> bool:
         """Calls still open outlive a model-end or the end of another call: the agent still runs them
