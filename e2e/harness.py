@@ -141,8 +141,7 @@ def _answer(session: Session, screen: Tmux, asked: str, keys: tuple[str, ...]) -
 
 def _close(screen: Tmux, tui: Tui) -> None:
     time.sleep(HUMAN_PAUSE)
-    screen.type(tui.exit)
-    screen.close()
+    screen.quit(tui.exit)
 
 
 def _silent(session: Session, tui: Tui, scenario: str, pressed: float) -> None:
