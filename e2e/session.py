@@ -173,7 +173,7 @@ class Tmux:
         time.sleep(0.3)
         return self.keys("Enter")
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> float:
+    def wait_for(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT showed on screen (polled every 100 ms); raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -184,7 +184,7 @@ class Tmux:
             time.sleep(0.1)
         raise TimeoutError(f"{text!r} not on screen; screen:\n{self.screen()}")
 
-    def wait_gone(self, text: str, timeout: float = 30.0) -> float:
+    def wait_gone(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT left the screen; raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
