@@ -88,6 +88,7 @@ class Session:
         self.ended = self.began
         self.samples: list[Sample] = []
         self.tuis: list[Tmux] = []
+        self.headless_runs: list[int] = []  # indexes in truth.alive
 
     def __enter__(self) -> Session:
         self.poller.start()
@@ -113,6 +114,7 @@ class Session:
                 stdin=subprocess.DEVNULL,
             )
         finally:
+            self.headless_runs.append(len(self.truth.alive))
             self.truth.alive.append((began, time.time()))
         self.procs.append(proc)
         return proc
@@ -171,7 +173,7 @@ class Tmux:
         time.sleep(0.3)
         return self.keys("Enter")
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> float:
+    def wait_for(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT showed on screen (polled every 100 ms); raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -182,7 +184,7 @@ class Tmux:
             time.sleep(0.1)
         raise TimeoutError(f"{text!r} not on screen; screen:\n{self.screen()}")
 
-    def wait_gone(self, text: str, timeout: float = 30.0) -> float:
+    def wait_gone(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT left the screen; raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -196,6 +198,12 @@ class Tmux:
             ["tmux", "-S", self.socket, "has-session", "-t", self.name], capture_output=True
         )
         return alive.returncode != 0
+
+    def quit(self, command: str) -> None:
+        """Types the exit command and waits for the harness to exit; finishing till then."""
+        typed = self.type(command)
+        self.close()
+        self.session.truth.finishing.append((typed, self.session.truth.alive[-1][1]))
 
     def close(self, timeout: float = 30.0) -> None:
         """Waits for the harness to exit (the driver has told it to), else kills its tmux session."""
