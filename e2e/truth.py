@@ -34,7 +34,9 @@ from typing import Any
 
 POLL = 0.05
 SLACK = float(os.environ.get("E2E_SLACK", "0.5"))
-LEAD = 1.0  # a harness prepares a step (pre-step hooks, a shell, the request) this long before it starts
+LEAD = float(
+    os.environ.get("E2E_LEAD", "1.0")
+)  # a harness prepares a step (pre-step hooks, a shell, the request) this long before it starts
 EXIT_SLACK = 1.0  # a harness may end its session (SessionEnd) this long before its process exits
 LIVE = frozenset({"working", "thinking", "executing", "waiting_for_input"})
 RIGHT: dict[str, frozenset[str]] = {
