@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -156,6 +157,19 @@ class Tmux:
             where,
             f"env -i {exports} {command}",
         )
+        # The pane's process leads its own process group (tmux starts it in a new session).
+        self.pane = int(self._tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip() or 0)
+
+    def _end_group(self) -> None:
+        """Ends the harness's process group: a TUI may ignore the SIGHUP of a closed pane."""
+        try:
+            if self.pane <= 1 or os.getpgid(self.pane) != self.pane:
+                return
+            os.killpg(self.pane, signal.SIGTERM)
+            time.sleep(2)
+            os.killpg(self.pane, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def _tmux(self, *args: str) -> str:
         proc = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=30)
@@ -214,6 +228,7 @@ class Tmux:
         while time.time() < deadline and not self.exited():
             time.sleep(0.05)
         if not self.exited():
+            self._end_group()
             self._tmux("kill-session", "-t", self.name)
         self.session.truth.alive.append((self.began, time.time()))
         self._tmux("kill-server")
