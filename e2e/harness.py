@@ -126,7 +126,14 @@ def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
     screen = session.tmux(argv)
     screen.wait_for(tui.ready, timeout=240)  # opencode took 113 s to start on a loaded machine
     time.sleep(0.5)  # some TUIs draw the prompt before they take keys
+    calls = len(session.run.records())
     screen.type(prompt)
+    # A loaded TUI may draw its prompt before it takes Enter: the prompt's hook says it went.
+    deadline = time.time() + 20
+    while len(session.run.records()) == calls and time.time() < deadline:
+        time.sleep(0.2)
+    if len(session.run.records()) == calls:
+        screen.keys("Enter")
     return screen
 
 

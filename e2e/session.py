@@ -160,6 +160,12 @@ class Tmux:
         # The pane's process leads its own process group (tmux starts it in a new session).
         self.pane = int(self._tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip() or 0)
 
+    def wait_exit(self, timeout: float) -> bool:
+        deadline = time.time() + timeout
+        while time.time() < deadline and not self.exited():
+            time.sleep(0.05)
+        return self.exited()
+
     def _end_group(self) -> None:
         """Ends the harness's process group: a TUI may ignore the SIGHUP of a closed pane."""
         try:
@@ -216,6 +222,8 @@ class Tmux:
     def quit(self, command: str) -> None:
         """Types the exit command and waits for the harness to exit; finishing till then."""
         typed = self.type(command)
+        if not self.wait_exit(15):
+            self.keys("Enter")  # a loaded TUI may draw its prompt before it takes Enter
         self.close()
         self.session.truth.finishing.append((typed, self.session.truth.alive[-1][1]))
 
@@ -224,10 +232,7 @@ class Tmux:
         if self.closed:
             return
         self.closed = True
-        deadline = time.time() + timeout
-        while time.time() < deadline and not self.exited():
-            time.sleep(0.05)
-        if not self.exited():
+        if not self.wait_exit(timeout):
             self._end_group()
             self._tmux("kill-session", "-t", self.name)
         self.session.truth.alive.append((self.began, time.time()))
