@@ -28,8 +28,8 @@ import os
 import time
 
 from sciontool_py.console import cut, redact
-from sciontool_py.handlers import agent_log
-from sciontool_py.handlers.files import failure
+from sciontool_py.fs import failure
+from sciontool_py.log import writer
 from sciontool_py.telemetry import credentials, session, settings, spool
 from sciontool_py.telemetry.launch import WORKER_FD
 from sciontool_py.telemetry.mapping import Translation, translate
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 def main(argv: list[str]) -> int:
     home = argv[argv.index("--home") + 1]
-    agent_log.set_quiet(True)
+    writer.set_quiet(True)
     _secrets[:] = credentials.secrets(os.environ)
     try:
         if "--reports" in argv:
@@ -60,14 +60,14 @@ def main(argv: list[str]) -> int:
 
 
 def debug(home: str, message: str) -> None:
-    agent_log.write_line(home, "", cut(redact(message, _secrets), 1000), level="DEBUG")
+    writer.write_line(home, "", cut(redact(message, _secrets), 1000), level="DEBUG")
 
 
 def send_reports(home: str) -> None:
     summaries = session.claim(home)
     if not summaries:
         return
-    from sciontool_py.handlers.hub import Hub
+    from sciontool_py.hub.client import Hub
 
     hub = Hub.from_env(home)
     if hub is None:
