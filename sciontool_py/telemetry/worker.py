@@ -85,6 +85,9 @@ class Drainer:
         self.endpoint = settings.endpoint(os.environ)
         self.pipeline: Pipeline | None = None
         self.unusable = ""  # why nothing can be exported (the records are dropped)
+        # Names taken, dropped or set aside: one that could not be removed (another user's, in
+        # a sticky spool folder) is never taken again, so the worker always comes to an end.
+        self.handled: set[str] = set()
         self.open_spans = OpenSpans(home)
         if self.open_spans.problem:
             debug(home, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
@@ -93,7 +96,8 @@ class Drainer:
         spool.sweep_temp_files(self.home, self.fd, time.time())
         idle_since = time.monotonic()
         while True:
-            dropped, names = spool.trim(self.fd, spool.waiting(self.fd))
+            dropped, names = spool.trim(self.fd, self.waiting())
+            self.handled.update(dropped)
             if dropped:
                 debug(self.home, f"Hook telemetry: spool full; the {len(dropped)} oldest events dropped")
             if names:
@@ -109,13 +113,19 @@ class Drainer:
     def let_go(self) -> bool:
         """Unlock; True when records came after all and this process took the lock back."""
         fcntl.flock(self.fd, fcntl.LOCK_UN)
-        if not spool.waiting(self.fd):
+        if not self.waiting():
             return False
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False  # another worker has them
         return True
+
+    def waiting(self) -> list[str]:
+        """The records waiting that this worker has not handled already."""
+        names = spool.waiting(self.fd)
+        self.handled.intersection_update(names)  # only what is still there (stays small)
+        return [name for name in names if name not in self.handled]
 
     def drain(self, names: list[str]) -> None:
         """Export the oldest of names, as many as BATCH_BYTES allow (at least one)."""
@@ -125,6 +135,7 @@ class Drainer:
         for name in names:
             if size >= BATCH_BYTES:
                 break
+            self.handled.add(name)
             try:
                 data = spool.read(self.home, name)
                 spool.discard(self.home, name)  # taken: a failed export is not retried
