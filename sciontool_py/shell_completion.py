@@ -39,4 +39,4 @@ def run(option: str, rest: list[str]) -> str:
     if option == "--show-completion":
         return get_completion_script(prog_name=_PROG, complete_var=_COMPLETE_VAR, shell=shell) + "\n"
     _, path = install(shell=shell, prog_name=_PROG, complete_var=_COMPLETE_VAR)
-    return f"{shell} completion installed in {path}\nCompletion will take effect once you restart the terminal\n"
+    return f"{shell} completion installed in {path}\nCompletion takes effect in a new shell\n"

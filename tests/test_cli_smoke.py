@@ -96,7 +96,9 @@ def test_completion_for_a_named_shell_is_that_shells(agent: Agent) -> None:
         env=agent.env,
         timeout=60,
     )
-    assert installed.stdout.decode().startswith(f"zsh completion installed in {home / '.zfunc' / '_sciontool'}\n")
+    assert installed.stdout.decode().startswith(
+        f"zsh completion installed in {home / '.zfunc' / '_sciontool'}\n"
+    )
     assert (home / ".zfunc" / "_sciontool").read_text().startswith("#compdef sciontool")
     assert not (home / ".bashrc").exists()
 

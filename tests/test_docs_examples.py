@@ -166,7 +166,7 @@ def test_the_convention_runs_commands_in_order_and_catches_a_wrong_output(tmp_pa
             "not a command: heredoc body",
             "sciontool <VERSION>",
             "<HOME>",
-            "$ sciontool status nope; echo \"exit $?\"",
+            '$ sciontool status nope; echo "exit $?"',
             "exit 0",
             "```",
             "```sh",
