@@ -55,12 +55,12 @@ def http_env(agent: Agent, url: str, **more: str) -> dict[str, str]:
     }
 
 
-def finished(watched: Watched) -> None:
+def finished(watched: Watched, within: float = WORKER_SECONDS) -> None:
     """The hook answered as ever; its one worker ended by itself, in time, under the memory cap."""
     assert (watched.returncode, watched.stdout, watched.stderr) == (0, "", "")
     worker = watched.worker
-    assert not worker.killed, f"the worker still ran {WORKER_SECONDS:g}s after the hook"
-    assert worker.status == 0 and worker.seconds < WORKER_SECONDS, (worker.status, worker.seconds)
+    assert not worker.killed, f"the worker still ran {within:g}s after the hook"
+    assert worker.status == 0 and worker.seconds < within, (worker.status, worker.seconds)
     assert worker.peak_kib < MEMORY_KIB, worker.peak_kib
 
 
@@ -355,8 +355,8 @@ def test_a_100000_entry_spool_is_trimmed_by_the_worker_not_the_hook(
         os.write(fd, data)
         os.close(fd)
 
-    watched = watch(NOTE, http_env(agent, url(receiver)), limit=120.0, count=folder)
-    finished(watched)
+    watched = watch(NOTE, http_env(agent, url(receiver)), limit=240.0, count=folder)
+    finished(watched, within=180.0)  # 99,000 unlinks on a shared disk (6 s on a quiet machine)
     assert (
         watched.left_at_hook_exit is not None and watched.left_at_hook_exit > 50_000
     )  # not trimmed by the hook
