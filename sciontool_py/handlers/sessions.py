@@ -15,7 +15,7 @@ worst it can cost is the status of the calls in flight, never the hook.
 from __future__ import annotations
 
 from sciontool_py import gojson
-from sciontool_py.handlers.files import read_bytes, write_atomic
+from sciontool_py.fs import read_bytes, write_atomic
 
 FILE = "agent-sessions.json"
 MAX_BYTES = 64 << 10  # far above what the caps below allow
