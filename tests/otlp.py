@@ -96,7 +96,8 @@ class Receiver:
                             return metric
         raise KeyError(name)
 
-    def wait_for(self, ready: Callable[[], bool], seconds: float = 30.0) -> None:
+    # Generous: a worker that never exports fails it; a loaded machine only delays the export.
+    def wait_for(self, ready: Callable[[], bool], seconds: float = 120.0) -> None:
         """Poll until ready() (the detached worker exports on its own time), at most seconds."""
         deadline = time.monotonic() + seconds
         while not ready():
