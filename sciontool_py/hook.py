@@ -102,14 +102,13 @@ def _apply_truth(
     failures: list[str],
 ) -> tuple[bool, str]:
     """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
-    if not truth.keeps_state:
-        return agent_info.apply_event(info, event, input_tools, resumes_after_wait), ""
     from sciontool_py.handlers import sessions
 
-    state = sessions.read(home)
+    # Rules that need no memory across calls (keep_state_sources alone) read and write no file.
+    state = sessions.read(home) if truth.keeps_state else sessions.SessionState()
     ignored = truth.ignores(event, state)
     changed = False if ignored else truth.apply(info, state, event, input_tools, resumes_after_wait)
-    if state.dirty:
+    if state.dirty and truth.keeps_state:
         _attempt(failures, sessions.write, home, state)
     return changed, ignored
 

@@ -115,7 +115,7 @@ def report_to_hub(
     """The hub handler's requests, in Scion's order: the assistant reply, the event's status
     update, then (from the limits handler) the counts. The hook never reports
     limits_exceeded: Scion's init does, when it stops the agent. local: agent-info.json as
-    the dialect's rules beyond Scion's left it, which the update then says."""
+    the dialect's rules beyond Scion's left it (handlers/truth.py), which the update then says."""
     # Imported here: http.client costs more than the rest of the hook, and only a hub needs it.
     from sciontool_py.assistant import AssistantContent
     from sciontool_py.hub.client import Hub, status_body

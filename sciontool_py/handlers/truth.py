@@ -94,9 +94,9 @@ class Truth:
         name = event.name
         session = sessions.key_text(event.text("session_id"))
         if name == "session-start":
-            state.start_session(session)
             if event.text("source") in self.keep_sources:
-                return False  # compaction: the agent does what it did before
+                return False  # compaction: the agent does what it did before, calls and all
+            state.start_session(session)
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
             if self.stay_ended:  # a resumed session runs again
                 info["phase"] = "running"

@@ -428,3 +428,24 @@ def test_dialects_without_the_options_keep_no_state(home: Path, tmp_path: Path) 
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved
     assert not (home / sessions.FILE).exists()
+
+
+def test_keep_state_sources_alone_needs_no_state_file(home: Path, tmp_path: Path) -> None:
+    dialect = tmp_path / "compact.yaml"
+    dialect.write_text(
+        "dialect: compact\nevent_name_field: hook_event_name\noptions:\n  keep_state_sources: [compact]\n"
+        "mappings:\n  SessionStart:\n    event: session-start\n  Notification:\n    event: notification\n"
+    )
+    saved = sys.stdin, sys.stdout, sys.stderr
+    for envelope in (
+        {"hook_event_name": "Notification", "session_id": "s"},
+        {"hook_event_name": "SessionStart", "session_id": "s", "source": "compact"},
+    ):
+        sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(envelope).encode()))
+        sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        try:
+            assert fastpath.run("hook", ["--dialect-file", str(dialect)]) == 0
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+    assert state(home) == "waiting_for_input"
+    assert not (home / sessions.FILE).exists()
