@@ -169,8 +169,11 @@ def run_hook(
 
 
 def read_stdin() -> bytes:
-    """Stdin's bytes; nothing when it is a terminal (Scion treats that as a no-op)."""
+    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
+    that as a no-op)."""
+    from sciontool_py.stdin_envelope import read_envelope
+
     stdin = sys.stdin
-    if stdin is None or stdin.isatty():
+    if stdin is None:
         return b""
-    return stdin.buffer.read()
+    return read_envelope(stdin.buffer)
