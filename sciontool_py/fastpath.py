@@ -123,7 +123,7 @@ def hook_command(args: list[str]) -> None:
         options.get("--dialect"),
         options.get("--dialect-file"),
         _positional_envelope(positional[0]) if positional else read_stdin(),
-        options.get("--event"),
+        _go_text(options.get("--event")),
     )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(answer.response)
@@ -141,13 +141,19 @@ def _positional_envelope(arg: str) -> bytes:
     anything else is Scion's `hook EVENT_NAME` form."""
     from sciontool_py import gojson
 
-    if arg.lstrip().startswith("{"):
-        try:
-            if isinstance(gojson.loads(arg), dict):
-                return os.fsencode(arg)
-        except gojson.JSONError:
-            pass
+    if arg.lstrip().startswith("{"):  # no event is named so: parse_envelope refuses a bad one
+        return os.fsencode(arg)
     return gojson.dumps({"hook_event_name": arg}).encode()
+
+
+def _go_text(arg: str | None) -> str | None:
+    """An argument as Go reads it: each byte that is not UTF-8 is U+FFFD (Python keeps it as a
+    surrogate, which would reach agent.log as the raw byte)."""
+    if arg is None or arg.isascii():
+        return arg
+    from sciontool_py.gojson import decode_utf8
+
+    return decode_utf8(os.fsencode(arg))
 
 
 def status_command(args: list[str]) -> None:

@@ -30,7 +30,7 @@ def parse_envelope(data: bytes) -> object:
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
-        return gojson.loads(text)
+        return gojson.loads(text, go_depth=True)  # Go's 10,000 levels, not the C scanner's 1,000
     except gojson.JSONError as exc:
         raise EventError(f"envelope: {exc}") from None
 
@@ -174,6 +174,6 @@ def read_stdin() -> bytes:
     from sciontool_py.stdin_envelope import read_envelope
 
     stdin = sys.stdin
-    if stdin is None:
+    if stdin is None or stdin.isatty():
         return b""
     return read_envelope(stdin.buffer)

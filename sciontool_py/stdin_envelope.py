@@ -26,7 +26,9 @@ _CHUNK = 1 << 20
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
 
 
-def read_envelope(stream: BinaryIO, limit: int = ENVELOPE_LIMIT, deadline: float = ENVELOPE_DEADLINE) -> bytes:
+def read_envelope(
+    stream: BinaryIO, limit: int = ENVELOPE_LIMIT, deadline: float = ENVELOPE_DEADLINE
+) -> bytes:
     """The envelope's bytes from stream (b"" at once for a terminal); EventError past limit or deadline."""
     try:
         fd = stream.fileno()
