@@ -296,7 +296,7 @@ def dialect_schema(
     if path:
         import os
 
-        from sciontool_py.dialect.discover import packaged_dir
+        from sciontool_py.dialect.load import packaged_dir
 
         typer.echo(os.path.join(packaged_dir(), "dialect.schema.json"))
         return

@@ -33,18 +33,21 @@ def read_envelope(
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # an in-memory stream: nothing to wait on
-        return _capped(stream.read(limit + 1), limit)
+        data = stream.read(limit + 1)
+        _refuse_past(data, limit)
+        return data
     if os.isatty(fd):
         return b""
     if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
-        return _capped(_read_file(fd, limit), limit)
+        data = _read_file(fd, limit)
+        _refuse_past(data, limit)
+        return data
     return _read_pipe(fd, limit, deadline)
 
 
-def _capped(data: bytes, limit: int) -> bytes:
+def _refuse_past(data: bytes | bytearray, limit: int) -> None:
     if len(data) > limit:
         raise EventError(f"envelope is larger than {limit} bytes: refused (stdin read stopped there)")
-    return data
 
 
 def _read_file(fd: int, limit: int) -> bytes:
@@ -84,7 +87,7 @@ def _read_pipe(fd: int, limit: int, deadline: float) -> bytes:
         if not chunk:
             return bytes(data)
         data += chunk
-        _capped(data, limit)
+        _refuse_past(data, limit)
 
 
 def _complete_object(data: bytearray) -> bool:
