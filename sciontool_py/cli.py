@@ -332,6 +332,17 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False) -
     if project is not None and not os.path.isdir(project):
         # A typo must not create a project (or send core-agent up to a parent's .agents).
         raise SciontoolError(f"--project {project}: no such folder")
+    if not user and not os.path.isabs(project or "."):
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            gone = "the current folder no longer exists: pass --project DIR (absolute)"
+            raise SciontoolError(gone) from None
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
+        bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
+        raise SciontoolError(bad) from None
     return Scope(None if user else (project or "."), command, force)
 
 

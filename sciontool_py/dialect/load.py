@@ -198,9 +198,17 @@ def compile_dialect(path: str) -> DialectSpec:
     return _compile_text(read_dialect_text(path), path)
 
 
+def absolute(path: str) -> str:
+    """path made absolute; DialectError when it is relative to a folder that was deleted."""
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise DialectError(f"{path}: a relative path, and the current folder no longer exists") from None
+
+
 def load_dialect(path: str) -> DialectSpec:
     """A validated dialect from a dialect.yaml path, through its compiled form when one can be trusted."""
-    path = os.path.abspath(path)
+    path = absolute(path)
     fd = _open_regular(path)
     try:
         data = _read_data(fd, path)  # read errors are never remembered: they may pass
