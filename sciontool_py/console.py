@@ -54,6 +54,30 @@ def ensure_std_fds() -> None:
                 os.close(null)
 
 
+def write_stdout(text: str, wait: float) -> bool:
+    """Write text to stdout, waiting at most wait seconds for a reader; False when some of it
+    could not be written (a full pipe nobody reads, a closed stdout)."""
+    stream = sys.stdout
+    if stream is None:
+        return False
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        stream.flush()  # anything buffered goes first
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        _write_in_memory(stream, text, data)
+        return True
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
+            while data:
+                data = data[os.write(fd, data) :]
+        else:
+            data = _write_waiting(fd, data, wait)
+    except OSError:
+        return False
+    return not data
+
+
 def write_stderr(text: str, wait: float = 0.0) -> None:
     """Write text to stderr, waiting at most wait seconds for a full pipe; drop what does not fit.
 
@@ -92,7 +116,7 @@ def _write_in_memory(stream: object, text: str, data: bytes) -> None:
         pass
 
 
-def _write_waiting(fd: int, data: bytes, wait: float) -> None:
+def _write_waiting(fd: int, data: bytes, wait: float) -> bytes:
     # A pipe, socket or terminal: poll first, then write no more than fits without blocking.
     # O_NONBLOCK would do it, but the flag is shared with every process holding the pipe.
     import select
@@ -105,5 +129,6 @@ def _write_waiting(fd: int, data: bytes, wait: float) -> None:
     while data:
         ready = poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
         if not ready or ready[0][1] & failed:
-            return
+            return data  # what was not written
         data = data[os.write(fd, data[:_PIPE_BUF]) :]
+    return data

@@ -63,6 +63,7 @@ when no FILE is given, and for a FILE named -.
 """,
 }
 _VALUED = ("--dialect", "--dialect-file")
+RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
 
 
 class HelpRequested(Exception):
@@ -125,15 +126,21 @@ def hook_command(args: list[str]) -> None:
         _positional_envelope(positional[0]) if positional else read_stdin(),
         _go_text(options.get("--event")),
     )
+    undelivered = ""
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
-        sys.stdout.write(answer.response)
-        sys.stdout.flush()
+        from sciontool_py.console import write_stdout
+
+        # Bounded: a response larger than the pipe holds, with nobody reading, blocked forever.
+        if not write_stdout(answer.response, RESPONSE_WAIT_SECONDS):
+            undelivered = (
+                f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
+            )
     from sciontool_py.handlers.files import home_dir
     from sciontool_py.telemetry import after_answer
 
     after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
-    if answer.failure:
-        raise SciontoolError(answer.failure)
+    if answer.failure or undelivered:
+        raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 
 
 def _positional_envelope(arg: str) -> bytes:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from conftest import Agent
 
@@ -167,3 +168,39 @@ def test_values_nested_past_orjsons_and_pythons_limits_are_written_as_go_writes_
         )
         hooked = agent.hook(deep_envelope(10_000, escape))
         assert hooked.stderr == b"sciontool hook: envelope: invalid JSON: exceeded max depth of 10000\n"
+
+
+def big_response_dialect(tmp_path: Path) -> Path:
+    path = tmp_path / "answering.yaml"
+    reason = "r" * (100 * 1024)
+    path.write_text(
+        "dialect: answering\nevent_name_field: hook_event_name\n"
+        "mappings:\n  PreToolUse: {event: tool-start}\n"
+        f"responses:\n  PreToolUse: {{decision: allow, reason: {reason}}}\n"
+    )
+    return path
+
+
+def test_a_response_over_64_kb_to_a_stdout_nobody_reads_does_not_block(agent: Agent, tmp_path: Path) -> None:
+    dialect = big_response_dialect(tmp_path)
+    proc = start_hook(agent, f"--dialect-file={dialect}")
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(PRE).encode())
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)  # stdout is never read: the pipe holds 64 KiB of the response
+    finally:
+        proc.kill()
+    assert proc.returncode == 1
+    assert proc.stderr.read().decode().splitlines() == [
+        "sciontool hook: stdout not read within 5 s: the response was not delivered"
+    ]
+    assert agent.info["activity"] == "executing"  # the event itself is on file
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+def test_a_response_over_64_kb_reaches_a_reader_whole(agent: Agent, tmp_path: Path) -> None:
+    ran = agent.hook(PRE, f"--dialect-file={big_response_dialect(tmp_path)}")
+    assert (ran.returncode, ran.stderr) == (0, b"")
+    assert json.loads(ran.stdout) == {"decision": "allow", "reason": "r" * (100 * 1024)}
