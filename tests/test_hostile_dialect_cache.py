@@ -16,7 +16,7 @@ PACKAGED = Path(load.packaged_dir())
 CLAUDE = PACKAGED / "claude" / "dialect.yaml"
 
 HOSTILE_SPEC = {
-    "format": 3,
+    "format": 4,
     "dialect": "claude",
     "event_name_fields": ["hook_event_name"],
     "mappings": {
