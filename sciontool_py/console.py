@@ -13,6 +13,9 @@ import os
 import sys
 
 VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the prompt
+# A tool name is kept whole up to this in state files (agent-info.json, session-metrics.json):
+# a longer one (a hostile envelope) would push a file past its 1 MiB cap and lose every other key.
+TOOL_NAME_LIMIT = 1024
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
 _escapes: dict[int, str] = {}

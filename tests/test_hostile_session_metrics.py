@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import Agent, HubRequest, HubServer
-from test_telemetry_cli import hub_env, run_session, wait_idle, wait_until
+from telemetry.test_cli import hub_env, run_session, wait_idle, wait_until
 
 
 class SlowHub(http.server.ThreadingHTTPServer):

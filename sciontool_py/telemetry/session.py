@@ -19,10 +19,9 @@ import os
 import time
 
 from sciontool_py import gojson
-from sciontool_py.console import cut
-from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
-from sciontool_py.handlers.agent_log import timestamp, write_line
-from sciontool_py.handlers.files import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
+from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
+from sciontool_py.log.writer import timestamp, write_line
 from sciontool_py.telemetry.settings import SPAN_NAMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
