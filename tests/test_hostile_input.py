@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -53,7 +54,7 @@ def test_a_part_of_an_envelope_on_a_pipe_never_closed_is_refused_at_the_deadline
     assert time.monotonic() - started < 30
     assert proc.returncode == 1
     assert err.decode().splitlines() == [
-        "sciontool hook: stdin still open after 10 s without a complete JSON object (47 bytes read): refused"
+        "sciontool hook: stdin still open 10 s after its first byte without a complete JSON object (47 bytes read): refused"
     ]
     assert list(agent.home.iterdir()) == []
 
@@ -204,3 +205,21 @@ def test_a_response_over_64_kb_reaches_a_reader_whole(agent: Agent, tmp_path: Pa
     ran = agent.hook(PRE, f"--dialect-file={big_response_dialect(tmp_path)}")
     assert (ran.returncode, ran.stderr) == (0, b"")
     assert json.loads(ran.stdout) == {"decision": "allow", "reason": "r" * (100 * 1024)}
+
+
+def test_the_deadline_counts_from_the_first_byte_and_silence_is_an_empty_stdin() -> None:
+    import threading
+
+    from sciontool_py.stdin_envelope import read_envelope
+
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd, "rb") as reader, os.fdopen(write_fd, "wb") as writer:
+        late = threading.Timer(2.0, lambda: (writer.write(json.dumps(PRE).encode()), writer.flush()))
+        late.start()  # written after the 1 s deadline has passed since the read began
+        try:
+            assert json.loads(read_envelope(reader, deadline=1.0, first_byte_wait=60.0)) == PRE
+        finally:
+            late.join()
+        started = time.monotonic()
+        assert read_envelope(reader, deadline=1.0, first_byte_wait=0.5) == b""  # open, silent
+        assert time.monotonic() - started < 30
