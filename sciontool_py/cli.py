@@ -296,7 +296,7 @@ def dialect_schema(
     if path:
         import os
 
-        from sciontool_py.dialect.discover import packaged_dir
+        from sciontool_py.dialect.load import packaged_dir
 
         typer.echo(os.path.join(packaged_dir(), "dialect.schema.json"))
         return
@@ -332,6 +332,17 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False, w
     if writes and project is not None and not os.path.isdir(project):
         # A typo must not create a project (or send core-agent up to a parent's .agents).
         raise SciontoolError(f"--project {project}: no such folder")
+    if not user and not os.path.isabs(project or "."):
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            gone = "the current folder no longer exists: pass --project DIR (absolute)"
+            raise SciontoolError(gone) from None
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
+        bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
+        raise SciontoolError(bad) from None
     return Scope(None if user else (project or "."), command, force)
 
 

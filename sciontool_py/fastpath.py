@@ -63,6 +63,7 @@ when no FILE is given, and for a FILE named -.
 """,
 }
 _VALUED = ("--dialect", "--dialect-file")
+RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
 
 
 class HelpRequested(Exception):
@@ -123,17 +124,23 @@ def hook_command(args: list[str]) -> None:
         options.get("--dialect"),
         options.get("--dialect-file"),
         _positional_envelope(positional[0]) if positional else read_stdin(),
-        options.get("--event"),
+        _go_text(options.get("--event")),
     )
+    undelivered = ""
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
-        sys.stdout.write(answer.response)
-        sys.stdout.flush()
+        from sciontool_py.console import write_stdout
+
+        # Bounded: a response larger than the pipe holds, with nobody reading, blocked forever.
+        if not write_stdout(answer.response, RESPONSE_WAIT_SECONDS):
+            undelivered = (
+                f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
+            )
     from sciontool_py.fs import home_dir
     from sciontool_py.telemetry import after_answer
 
     after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
-    if answer.failure:
-        raise SciontoolError(answer.failure)
+    if answer.failure or undelivered:
+        raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 
 
 def _positional_envelope(arg: str) -> bytes:
@@ -141,13 +148,19 @@ def _positional_envelope(arg: str) -> bytes:
     anything else is Scion's `hook EVENT_NAME` form."""
     from sciontool_py import gojson
 
-    if arg.lstrip().startswith("{"):
-        try:
-            if isinstance(gojson.loads(arg), dict):
-                return os.fsencode(arg)
-        except gojson.JSONError:
-            pass
+    if arg.lstrip().startswith("{"):  # no event is named so: parse_envelope refuses a bad one
+        return os.fsencode(arg)
     return gojson.dumps({"hook_event_name": arg}).encode()
+
+
+def _go_text(arg: str | None) -> str | None:
+    """An argument as Go reads it: each byte that is not UTF-8 is U+FFFD (Python keeps it as a
+    surrogate, which would reach agent.log as the raw byte)."""
+    if arg is None or arg.isascii():
+        return arg
+    from sciontool_py.gojson import decode_utf8
+
+    return decode_utf8(os.fsencode(arg))
 
 
 def status_command(args: list[str]) -> None:

@@ -30,7 +30,7 @@ def parse_envelope(data: bytes) -> object:
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
-        return gojson.loads(text)
+        return gojson.loads(text, go_depth=True)  # Go's 10,000 levels, not the C scanner's 1,000
     except gojson.JSONError as exc:
         raise EventError(f"envelope: {exc}") from None
 
@@ -178,8 +178,11 @@ def run_hook(
 
 
 def read_stdin() -> bytes:
-    """Stdin's bytes; nothing when it is a terminal (Scion treats that as a no-op)."""
+    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
+    that as a no-op)."""
+    from sciontool_py.stdin_envelope import read_envelope
+
     stdin = sys.stdin
     if stdin is None or stdin.isatty():
         return b""
-    return stdin.buffer.read()
+    return read_envelope(stdin.buffer)

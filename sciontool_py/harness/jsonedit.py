@@ -103,11 +103,28 @@ class Document:
 
     def _set(self, text: str) -> None:
         try:
-            self.data = json.loads(text)
+            self.data = json.loads(text, object_pairs_hook=self._unique)
+            self.root = _Scanner(text).value(0)
         except ValueError as exc:
             raise SciontoolError(f"{self.path}: cannot parse: {exc}; left untouched") from None
+        except RecursionError:
+            raise SciontoolError(f"{self.path}: nested too deeply to edit; left untouched") from None
         self.text = text
-        self.root = _Scanner(text).value(0)
+
+    def _unique(self, pairs: list[tuple[str, object]]) -> dict[str, object]:
+        # With a key twice, readers disagree on which copy counts (json: the last); an edit
+        # of one copy could be dead. Refuse rather than guess.
+        data = dict(pairs)
+        if len(data) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise SciontoolError(
+                        f"{self.path}: the key {json.dumps(key)} appears twice in one object; "
+                        "remove one copy, then run again (left untouched)"
+                    )
+                seen.add(key)
+        return data
 
     def find(self, *path: str | int) -> Node | None:
         node: Node | None = self.root

@@ -73,7 +73,12 @@ def send_reports(home: str) -> None:
     if hub is None:
         debug(home, "Session metrics: the hub is no longer configured; reports dropped")
     else:
-        for summary in summaries:
+        for attempted, summary in enumerate(summaries):
+            if time.monotonic() >= hub.deadline:
+                # Never attempted: they stay pending, and the next hook's worker sends them.
+                debug(home, f"Session metrics: {len(summaries) - attempted} reports kept: time budget spent")
+                summaries = summaries[:attempted]
+                break
             hub.report(home, "session-end", "metrics", session.payload(summary, time.time_ns()))
     session.complete(home, [str(s["SessionID"]) for s in summaries])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from sciontool_py.dialect import discover
+from sciontool_py.dialect import discover, load
 from sciontool_py.errors import DialectError
 
 SHIPPED = ["agentino", "claude", "codex", "core-agent", "gemini", "opencode"]
@@ -27,7 +27,7 @@ def harness(home: Path, declared: str, event: str = "notification") -> Path:
 
 
 def test_a_source_checkout_finds_the_dialects_beside_the_package() -> None:
-    assert discover.packaged_dir() == str(REPO / "dialects")
+    assert load.packaged_dir() == str(REPO / "dialects")
 
 
 def test_a_packaged_name_resolves_to_its_file(home: Path) -> None:
