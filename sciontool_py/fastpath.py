@@ -37,7 +37,9 @@ carries only the dialect's declared response. Exit 0, or 1 with a one-line
 error; never 2.
 
   ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
-  EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+  EVENT_NAME                             the event's name (Copilot CLI's form); a JSON object on stdin
+                                         is merged in, the name winning over its hook_event_name;
+                                         without one the envelope is {{"hook_event_name": EVENT_NAME}}
   JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
   --event NAME          the raw event name when the envelope carries none (agentino's
@@ -106,7 +108,7 @@ def parse_args(
 
 def hook_command(args: list[str]) -> None:
     from sciontool_py.handlers import agent_log
-    from sciontool_py.hook import read_stdin, run_hook
+    from sciontool_py.hook import read_stdin, receive_named, run_hook
 
     agent_log.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
@@ -118,13 +120,17 @@ def hook_command(args: list[str]) -> None:
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
-    # The envelope goes straight into run_hook, which drops it once decoded.
-    answer = run_hook(
+    dialect, dialect_file, event = (
         options.get("--dialect"),
         options.get("--dialect-file"),
-        _positional_envelope(positional[0]) if positional else read_stdin(),
         options.get("--event"),
     )
+    if positional and _json_object(positional[0]) is None:
+        answer = receive_named(dialect, dialect_file, positional[0], event)
+    else:
+        # The envelope goes straight into run_hook, which drops it once decoded.
+        data = os.fsencode(positional[0]) if positional else read_stdin()
+        answer = run_hook(dialect, dialect_file, data, event)
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(answer.response)
         sys.stdout.flush()
@@ -136,18 +142,19 @@ def hook_command(args: list[str]) -> None:
         raise SciontoolError(answer.failure)
 
 
-def _positional_envelope(arg: str) -> bytes:
-    """A JSON object is the envelope itself (Codex's notify passes it as its last argument);
-    anything else is Scion's `hook EVENT_NAME` form."""
+def _json_object(arg: str) -> dict[str, object] | None:
+    """The argument as a JSON object (Codex's notify passes the envelope as its last argument);
+    None for anything else: Scion's `hook EVENT_NAME` form."""
     from sciontool_py import gojson
 
     if arg.lstrip().startswith("{"):
         try:
-            if isinstance(gojson.loads(arg), dict):
-                return os.fsencode(arg)
+            value = gojson.loads(arg)
         except gojson.JSONError:
-            pass
-    return gojson.dumps({"hook_event_name": arg}).encode()
+            return None
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def status_command(args: list[str]) -> None:

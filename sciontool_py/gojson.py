@@ -107,6 +107,23 @@ def loads(text: str, go_depth: bool = False) -> object:
     return value
 
 
+def first_value(text: str) -> object:
+    """The JSON value text starts with (after whitespace), as loads decodes it; what follows
+    it is ignored. JSONError when text does not start with a complete value."""
+    try:
+        value, end = _scan(text, _skip_ws(text, 0))
+    except RecursionError:
+        raise JSONError("invalid JSON: nested too deeply") from None
+    except (StopIteration, ValueError, SystemError):
+        raise JSONError("invalid JSON") from None
+    if "\\ud" in text[:end] or "\\uD" in text[:end]:
+        try:
+            value = _replace_surrogates(value)
+        except RecursionError:
+            raise JSONError("invalid JSON: nested too deeply") from None
+    return value
+
+
 def decode_utf8(data: bytes) -> str:
     """Bytes as Go's decoder reads them: each byte that is not part of valid UTF-8 becomes U+FFFD."""
     try:
