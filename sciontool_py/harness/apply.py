@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from sciontool_py.harness import record
 from sciontool_py.harness.base import Edit
-from sciontool_py.harness.files import replace, unified_diff
+from sciontool_py.harness.files import missing_dirs, remove_empty_dirs, replace, unified_diff
 
 
-def apply(edits: list[Edit], dry_run: bool) -> str:
+def apply(edits: list[Edit], dry_run: bool, backup: bool = False) -> str:
     out: list[str] = []
     for edit in edits:
         if edit.before == edit.after:
@@ -14,9 +15,23 @@ def apply(edits: list[Edit], dry_run: bool) -> str:
         elif dry_run:
             out.append(unified_diff(edit.path, edit.before, edit.after))
         else:
-            backup = replace(edit.path, edit.before, edit.after)
-            kept = f" (previous file kept as {backup})" if backup else " (new file)"
-            out.append(f"{edit.path}: {edit.summary}{kept}\n")
+            out.append(_carry_out(edit, backup))
     notes = dict.fromkeys(note for edit in edits for note in edit.notes)
     out.extend(f"note: {note}\n" for note in notes)
     return "".join(out)
+
+
+def _carry_out(edit: Edit, backup: bool) -> str:
+    made = missing_dirs(edit.path) if edit.before is None else []
+    # What this file's install created, read before the change (uninstall forgets it after).
+    created = record.created(edit.path)
+    kept = replace(edit.path, edit.before, edit.after, backup)
+    if edit.installs:
+        record.remember(edit.path, edit.before is None, made, edit.created_keys)
+    elif edit.uninstalls:
+        if edit.after is None:
+            dirs = created.get("dirs")
+            remove_empty_dirs([d for d in dirs if isinstance(d, str)] if isinstance(dirs, list) else [])
+        record.forget(edit.path)
+    where = f" (previous file kept as {kept})" if kept else " (new file)" if edit.before is None else ""
+    return f"{edit.path}: {edit.summary}{where}\n"
