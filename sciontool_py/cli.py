@@ -24,7 +24,8 @@ app = typer.Typer(
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
 harness_app = typer.Typer(
-    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent).",
+    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent, "
+    "Copilot CLI, Antigravity, Grok Build, Qwen Code, Droid).",
     no_args_is_help=True,
 )
 app.add_typer(harness_app, name="harness")
@@ -306,7 +307,12 @@ def dialect_schema(
 
 
 HarnessArg = Annotated[
-    str, typer.Argument(help="claude, gemini, codex, opencode, core-agent or agentino.", show_default=False)
+    str,
+    typer.Argument(
+        help="claude, gemini, codex, opencode, core-agent, agentino, copilot, antigravity, grok-build, "
+        "qwen-code or droid.",
+        show_default=False,
+    ),
 ]
 ProjectOpt = Annotated[
     Optional[str],

@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.harness.files import read_text, resolve_target
@@ -88,7 +89,7 @@ class SettingsHarness(Harness):
     jsonc = False  # the harness reads // and /* */ comments in the file
     command_key = "command"  # the entry's member holding the command line
     root = "hooks"  # the top-level key holding event -> entries
-    preamble: dict[str, object] = {}  # keys a new file starts with
+    preamble: ClassVar[dict[str, object]] = {}  # keys a new file starts with
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         raise NotImplementedError

@@ -71,12 +71,12 @@ def replace(path: str, before: str | None, after: str | None, backup: bool = Fal
 
 
 def remove_empty_dirs(dirs: list[str]) -> None:
-    """Remove these folders, innermost first, each only while it is empty."""
+    """Remove those of these folders (outermost first) that are empty, innermost first."""
     for folder in reversed(dirs):
         try:
             os.rmdir(folder)
         except OSError:
-            return  # not empty (or gone): the folders above it stay too
+            pass  # not empty (or gone): it stays, and so do the folders holding it
 
 
 def unified_diff(path: str, before: str | None, after: str | None) -> str:

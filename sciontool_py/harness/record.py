@@ -14,6 +14,7 @@ import json
 import os
 
 from sciontool_py.handlers.files import write_file
+from sciontool_py.harness.files import missing_dirs, remove_empty_dirs
 
 FILE_NAME = "harness-installs.json"
 _MAX_BYTES = 1 << 20
@@ -24,13 +25,22 @@ def state_dir() -> str:
     return os.path.join(base, "sciontool-py")
 
 
-def _load() -> dict[str, dict[str, object]]:
+def _path() -> str:
+    return os.path.join(state_dir(), FILE_NAME)
+
+
+def _read() -> dict[str, object]:
     try:
-        with open(os.path.join(state_dir(), FILE_NAME), "rb") as handle:
+        with open(_path(), "rb") as handle:
             data = json.loads(handle.read(_MAX_BYTES + 1)[:_MAX_BYTES])
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _load() -> dict[str, dict[str, object]]:
+    installs = _read().get("installs")
+    return installs if isinstance(installs, dict) else {}
 
 
 def created(path: str) -> dict[str, object]:
@@ -66,14 +76,16 @@ def forget(path: str) -> None:
     if data:
         _save(data)
         return
-    try:  # nothing left to remember: leave no trace
-        os.unlink(os.path.join(state_dir(), FILE_NAME))
-        os.rmdir(state_dir())
+    made = _read().get("made")
+    try:  # nothing left to remember: leave no trace, folders this record needed included
+        os.unlink(_path())
     except OSError:
-        pass
+        return
+    remove_empty_dirs([d for d in made if isinstance(d, str)] if isinstance(made, list) else [])
 
 
-def _save(data: dict[str, dict[str, object]]) -> None:
-    folder = state_dir()
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    write_file(os.path.join(folder, FILE_NAME), json.dumps(data, indent=1, sort_keys=True) + "\n", 0o600)
+def _save(installs: dict[str, dict[str, object]]) -> None:
+    made = _read().get("made") if os.path.exists(_path()) else missing_dirs(_path())
+    os.makedirs(state_dir(), mode=0o700, exist_ok=True)
+    text = json.dumps({"installs": installs, "made": made}, indent=1, sort_keys=True) + "\n"
+    write_file(_path(), text, 0o600)
