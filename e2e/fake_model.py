@@ -1,7 +1,8 @@
 """One scripted model behind the four wire formats the harnesses speak, on 127.0.0.1 only.
 
 Anthropic Messages (Claude Code), Gemini streamGenerateContent (Gemini CLI), OpenAI
-Responses (Codex) and OpenAI chat completions (opencode), all streamed. Every
+Responses (Codex) and OpenAI chat completions (opencode, Copilot CLI, Qwen Code, Droid), all
+streamed. Every
 conversation goes the same way: while the request carries no tool result and
 offers a shell tool, the model calls it with `echo hello`; once a result is
 there it answers "All done."; any other request (titles, classifiers) gets a
@@ -162,16 +163,29 @@ def _responses(body: Json) -> bytes:
 # --- OpenAI chat completions ---------------------------------------------------------------
 
 
+# The shell tool of each chat-completions harness: opencode and Copilot CLI, Qwen Code, Droid.
+CHAT_SHELLS = ("bash", "run_shell_command", "Execute")
+
+
+def _placeholder(schema: Json) -> object:
+    """A value a required parameter's schema accepts (Droid's Execute wants a risk level)."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    return {"boolean": False, "integer": 0, "number": 0}.get(kind, "say hello") if isinstance(kind, str) else "say hello"
+
+
 def _chat(body: Json) -> bytes:
     answered = any(m.get("role") == "tool" for m in body.get("messages") or [])
     tools = {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
-    if not answered and "bash" in tools:
-        params = tools["bash"].get("parameters") or {}
+    shell = next((name for name in CHAT_SHELLS if name in tools), None)
+    if not answered and shell is not None:
+        params = tools[shell].get("parameters") or {}
         args: Json = {"command": SHELL}
         for name in params.get("required") or []:
-            args.setdefault(name, "say hello")
+            args.setdefault(name, _placeholder((params.get("properties") or {}).get(name) or {}))
         call = {"index": 0, "id": "call_e2e", "type": "function"}
-        call["function"] = {"name": "bash", "arguments": json.dumps(args)}
+        call["function"] = {"name": shell, "arguments": json.dumps(args)}
         delta: Json = {"role": "assistant", "tool_calls": [call]}
         finish = "tool_calls"
     else:

@@ -1,11 +1,12 @@
 """`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
 
-Installs Claude Code, Gemini CLI, Codex and opencode from npm into .e2e-cache/
+Installs Claude Code, Gemini CLI, Codex, opencode, Copilot CLI, Qwen Code and Droid from npm
+into .e2e-cache/
 (several hundred MB, once), then for each: a throwaway HOME and project, `sciontool
 harness install`, one scripted session offline against e2e/fake_model.py, and checks
 of every hook call (e2e/hook_recorder.py stands first on PATH as `sciontool`).
 
-Usage: python e2e/run.py [HARNESS...]   (default: all four; E2E_KEEP=1 keeps the temp folder)
+Usage: python e2e/run.py [HARNESS...]   (default: all seven; E2E_KEEP=1 keeps the temp folder)
 Exit 0 when every expectation holds; PENDING expectations are reported, not counted.
 """
 
@@ -23,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fake_model import FakeModel  # beside this script, which Python puts first on sys.path
+import copilot  # beside this script, which Python puts first on sys.path
+import droid
+import qwen
+from fake_model import FakeModel
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("E2E_CACHE", REPO / ".e2e-cache"))
@@ -33,6 +37,9 @@ PACKAGES = {
     "codex": ("@openai/codex", "0.171.0"),
     "opencode": ("opencode-ai", "1.18.33"),
 }
+# Harnesses beyond the first four: one module each (setup, headless argv, expectations).
+UNITS = {"copilot": copilot, "qwen-code": qwen, "droid": droid}
+PACKAGES.update({name: unit.PACKAGE for name, unit in UNITS.items()})
 SESSION_TIMEOUT = 300  # seconds one scripted session may take
 
 Info = dict[str, Any]
@@ -94,6 +101,8 @@ EXPECTED: dict[str, list[Step]] = {
     ],
 }
 
+EXPECTED.update({name: unit.EXPECTED for name, unit in UNITS.items()})
+
 # PENDING: what is right but waits for changes in other branches. Each is checked and
 # reported; none fails the run. When one starts to hold, move it into EXPECTED.
 PENDING: dict[str, list[tuple[str, list[Step]]]] = {}
@@ -107,6 +116,8 @@ class Run:
     home: Path = field(init=False)
     project: Path = field(init=False)
     calls: Path = field(init=False)
+
+    cache: Path = CACHE
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
@@ -155,11 +166,21 @@ def install_harnesses(names: list[str]) -> None:
         manifest = prefix / "node_modules" / package / "package.json"
         if not manifest.exists() or json.loads(manifest.read_text()).get("version") != version:
             missing.append(f"{package}@{version}")
+    extras: dict[Path, list[str]] = {}
+    for name in names:
+        unit = UNITS.get(name)
+        if unit is not None and unit.EXTRA:
+            where = CACHE / unit.EXTRA_PREFIX if unit.EXTRA_PREFIX else prefix
+            marker = where / "node_modules" / unit.EXTRA[0].rsplit("@", 1)[0] / "package.json"
+            if not marker.exists():
+                extras.setdefault(where, []).extend(unit.EXTRA)
     if missing:
-        print(f"npm install {' '.join(missing)} into {prefix} ...", flush=True)
-        prefix.mkdir(parents=True, exist_ok=True)
+        extras.setdefault(prefix, []).extend(missing)
+    for where, packages in extras.items():
+        print(f"npm install {' '.join(packages)} into {where} ...", flush=True)
+        where.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *missing],
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(where), *packages],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -256,16 +277,29 @@ def run_opencode(run: Run) -> subprocess.CompletedProcess[str]:
     return session(run, ["opencode", "run", "say hello using the shell"], env)
 
 
+def unit_runner(unit: Any) -> Callable[[Run], subprocess.CompletedProcess[str]]:
+    def run_unit(run: Run) -> subprocess.CompletedProcess[str]:
+        env = unit.setup(run)
+        return session(run, unit.headless("say hello using the shell", False), env)
+
+    return run_unit
+
+
 RUNNERS: dict[str, Callable[[Run], subprocess.CompletedProcess[str]]] = {
     "claude": run_claude,
     "gemini": run_gemini,
     "codex": run_codex,
     "opencode": run_opencode,
+    **{name: unit_runner(unit) for name, unit in UNITS.items()},
 }
 
 
 def raw_name(record: dict[str, Any]) -> str:
-    """The envelope's event: from stdin, or (Codex's notify) from the JSON argument."""
+    """The envelope's event: named on the command line (Copilot CLI), from stdin, or (Codex's
+    notify) from the JSON argument."""
+    named = [a for a in record["args"][1:] if not a.startswith(("-", "{"))]
+    if named:
+        return str(named[0])
     text = record["stdin"].strip() or (record["args"][-1] if record["args"] else "")
     try:
         envelope = json.loads(text)
