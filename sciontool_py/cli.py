@@ -340,12 +340,12 @@ def _dry(dry_run: bool) -> None:
         read_only_cache()
 
 
-def _scope(project: str | None, user: bool, command: str, force: bool = False) -> Scope:
+def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
     from sciontool_py.harness.base import Scope
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
-    if project is not None and not os.path.isdir(project):
+    if writes and project is not None and not os.path.isdir(project):
         # A typo must not create a project (or send core-agent up to a parent's .agents).
         raise SciontoolError(f"--project {project}: no such folder")
     return Scope(None if user else (project or "."), command, force)
@@ -404,7 +404,7 @@ def harness_show(
     from sciontool_py.harness import find_harness
 
     _dry(True)
-    typer.echo(find_harness(name).show(_scope(project, user, command)), nl=False)
+    typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
 
 
 def _command_path(args: list[str]) -> str:

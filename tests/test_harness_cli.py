@@ -390,7 +390,7 @@ def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
     assert agent.info == {"activity": "completed"}
 
 
-@pytest.mark.parametrize("action", ["install", "uninstall", "show"])
+@pytest.mark.parametrize("action", ["install", "uninstall"])
 def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
     tmp_path: Path, home: Path, action: str
 ) -> None:
