@@ -15,7 +15,10 @@ EXTRA_PREFIX = None
 EXTRA: tuple[str, ...] = ()
 EXPECTED = [
     ("sessionStart", {"activity": "working", LOG: "[starting] Session started (source: new)"}),
-    ("userPromptSubmitted", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"}),
+    (
+        "userPromptSubmitted",
+        {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"},
+    ),
     ("preToolUse", {"activity": "executing", "toolName": "bash", LOG: "[executing] Running tool: bash"}),
     ("postToolUse", {"activity": "working", LOG: "[working] Tool bash completed"}),
     ("agentStop", {"activity": "working", LOG: "[working] Agent turn completed"}),
@@ -35,4 +38,11 @@ def setup(run: Any) -> dict[str, str]:
 
 
 def headless(prompt: str, resume: bool) -> list[str]:
-    return ["copilot", *(["--continue"] if resume else []), "-p", prompt, "--allow-all-tools", "--no-auto-update"]
+    return [
+        "copilot",
+        *(["--continue"] if resume else []),
+        "-p",
+        prompt,
+        "--allow-all-tools",
+        "--no-auto-update",
+    ]

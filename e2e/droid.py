@@ -16,7 +16,10 @@ EXTRA_PREFIX = None
 EXTRA = ("@factory/cli-linux-x64@0.225.2",)
 EXPECTED = [
     ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
-    ("PreToolUse", {"activity": "executing", "toolName": "Execute", LOG: "[executing] Running tool: Execute"}),
+    (
+        "PreToolUse",
+        {"activity": "executing", "toolName": "Execute", LOG: "[executing] Running tool: Execute"},
+    ),
     ("PostToolUse", {"activity": "working", LOG: "[working] Tool Execute completed"}),
     ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
@@ -33,7 +36,9 @@ def setup(run: Any) -> dict[str, str]:
         "maxOutputTokens": 4096,
     }
     (run.home / ".factory").mkdir()
-    (run.home / ".factory" / "settings.json").write_text(json.dumps({"customModels": [model]}, indent=2) + "\n")
+    (run.home / ".factory" / "settings.json").write_text(
+        json.dumps({"customModels": [model]}, indent=2) + "\n"
+    )
     print(run.sciontool("harness", "install", "droid", "--user"), end="")
     return run.env()
 

@@ -172,7 +172,8 @@ def _placeholder(schema: Json) -> object:
     if schema.get("enum"):
         return schema["enum"][0]
     kind = schema.get("type")
-    return {"boolean": False, "integer": 0, "number": 0}.get(kind, "say hello") if isinstance(kind, str) else "say hello"
+    zeros: dict[str, object] = {"boolean": False, "integer": 0, "number": 0}
+    return zeros.get(kind, "say hello") if isinstance(kind, str) else "say hello"
 
 
 def _chat(body: Json) -> bytes:
