@@ -7,12 +7,9 @@ Its hooks file names each event on the command line; the payload comes on stdin.
 
 from __future__ import annotations
 
-from typing import Any
+from harness import LOG, Harness
+from session import Run
 
-LOG = "log"
-PACKAGE = ("@github/copilot", "1.0.102")
-EXTRA_PREFIX = None
-EXTRA: tuple[str, ...] = ()
 EXPECTED = [
     ("sessionStart", {"activity": "working", LOG: "[starting] Session started (source: new)"}),
     (
@@ -26,7 +23,7 @@ EXPECTED = [
 ]
 
 
-def setup(run: Any) -> dict[str, str]:
+def setup(run: Run) -> dict[str, str]:
     print(run.sciontool("harness", "install", "copilot", "--user"), end="")
     return run.env(
         COPILOT_OFFLINE="true",
@@ -46,3 +43,15 @@ def headless(prompt: str, resume: bool) -> list[str]:
         "--allow-all-tools",
         "--no-auto-update",
     ]
+
+
+HARNESS = Harness(
+    name="copilot",
+    package="@github/copilot",
+    version="1.0.102",
+    setup=setup,
+    headless=headless,
+    expected=EXPECTED,
+    extra=(),
+    extra_prefix=None,
+)

