@@ -50,9 +50,9 @@ test-floor: $(FLOOR)/.installed
 # reported as skipped, never passed over in silence. Found on PATH or under pyenv.
 PYTHONS ?= 3.10 3.12 3.13
 PYTHON_SUBSET ?= tests/test_cli.py tests/test_cli_smoke.py tests/test_go_golden.py tests/test_hook.py \
-	tests/test_hook_cli.py tests/test_fastpath.py tests/test_telemetry_cli.py tests/test_telemetry_mapping.py \
-	tests/test_telemetry_session.py tests/test_telemetry_settings.py tests/test_harness_cli.py \
-	tests/test_harness_edit.py tests/test_harness_merge.py tests/test_hostile_hub.py
+	tests/test_hook_cli.py tests/test_fastpath.py tests/telemetry/test_cli.py tests/telemetry/test_mapping.py \
+	tests/telemetry/test_session.py tests/telemetry/test_settings.py tests/harness/test_cli.py \
+	tests/harness/test_edit.py tests/harness/test_merge.py tests/test_hostile_hub.py
 test-pythons:
 	@set -e; for v in $(PYTHONS); do \
 	  py=""; \

@@ -98,6 +98,9 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     every process it starts: the suite never writes to (or deletes from) the machine's /tmp."""
     folder = tmp_path_factory.mktemp("shared-tmp")  # beside tmp_path: tests may assert it is empty
     monkeypatch.setenv("SCIONTOOL_FALLBACK_DIR", str(folder))
+    # And a HOME of its own for whatever a test starts without choosing one: the dialect
+    # cache, pip's cache and rustup's settings (pip asks rustc its version) land there.
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     return folder
 
 
@@ -105,9 +108,10 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with the process-wide log settings a new process has: `hook` and
     `status` turn the stderr mirror off, and SCION_LOG_LEVEL is read once per process."""
-    from sciontool_py.handlers import agent_log, log_level
+    from sciontool_py.log import level as log_level
+    from sciontool_py.log import writer
 
-    monkeypatch.setattr(agent_log, "_quiet", False)
+    monkeypatch.setattr(writer, "_quiet", False)
     monkeypatch.setattr(log_level, "_spec", None)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from sciontool_py.handlers.files import write_file
+from sciontool_py.fs import write_file
 from sciontool_py.harness.files import missing_dirs, remove_empty_dirs
 
 FILE_NAME = "harness-installs.json"

@@ -1,4 +1,4 @@
-"""The sender with real processes, for what tests/test_emitter_process.py does not cover:
+"""The sender with real processes, for what tests/emitter/test_process.py does not cover:
 daemons that fork twice or detach, and gates proven by a command that would leave a file."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, TIMED
-from test_emitter_process import fire_agent_end, leftovers, processes_running
+from emitter.test_process import fire_agent_end, leftovers, processes_running
 
 from sciontool_py.emitter import DenyPatterns, Dispatcher
 from sciontool_py.emitter.config import parse_hooks

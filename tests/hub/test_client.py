@@ -2,7 +2,7 @@
 is retried, what is logged, and that the token goes nowhere but the header.
 
 The real budget (3 s) and backoff (0.5 s, 1 s) are proven through the CLI in
-test_reliability_hub.py; here they are shortened so each case takes milliseconds.
+reliability/test_hub.py; here they are shortened so each case takes milliseconds.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, HubServer, log_entries
 
-from sciontool_py.handlers import hub as hub_module
-from sciontool_py.handlers.hub import Hub, HubError, status_body
 from sciontool_py.handlers.hub_update import event_update
+from sciontool_py.hub import client as hub_module
+from sciontool_py.hub.client import Hub, HubError, status_body
 
 TOKEN = "tok-5d1e9a7c3b"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Agent
-from test_harness_merge import harness
+
+from harness.test_merge import harness
 
 CLAUDE_WITH_FAILURES = """\
 dialect: claude
