@@ -10,6 +10,9 @@ from sciontool_py.fs import SCION_HOME, append, shared_tmp
 from sciontool_py.log import level as log_level
 
 _quiet = False  # hook and status: no mirror on stderr, which the harness captures
+# Folders whose agent.log failed in this process: as in Scion (whose logger switches its path to
+# /tmp/agent.log for good), later lines go straight to the fallback and the warning is not repeated.
+_fell_back: set[str] = set()
 
 
 def log_folder(home: str) -> str:
@@ -52,9 +55,22 @@ def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
     stamp = timestamp(time.time_ns())
     line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
     folder = log_folder(home)
+    if folder in _fell_back:
+        try:
+            append(shared_tmp(), "agent.log", line)
+        except OSError:
+            pass  # as below: with /tmp/agent.log unusable too, the line is dropped
+    else:
+        _append_or_fall_back(folder, stamp, line)
+    if not _quiet:
+        write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
+
+
+def _append_or_fall_back(folder: str, stamp: str, line: bytes) -> None:
     try:
         append(folder, "agent.log", line)
     except OSError as exc:
+        _fell_back.add(folder)
         fallback = shared_tmp()
         warning = escape_controls(
             f"[sciontool] WARNING: Failed to write to {os.path.join(folder, 'agent.log')}: "
@@ -65,5 +81,3 @@ def write_line(home: str, tag: str, message: str, level: str = "INFO") -> None:
             append(fallback, "agent.log", _encode(f"{stamp} {warning}\n") + line)
         except OSError:
             pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
-    if not _quiet:
-        write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
