@@ -126,9 +126,16 @@ HUMAN_PAUSE = 1.5  # seconds the scripted human takes to answer
 
 def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
     screen = session.tmux(argv)
-    screen.wait_for(tui.ready, timeout=120)
+    screen.wait_for(tui.ready, timeout=240)  # opencode took 113 s to start on a loaded machine
     time.sleep(0.5)  # some TUIs draw the prompt before they take keys
+    calls = len(session.run.records())
     screen.type(prompt)
+    # A loaded TUI may draw its prompt before it takes Enter: the prompt's hook says it went.
+    deadline = time.time() + 20
+    while len(session.run.records()) == calls and time.time() < deadline:
+        time.sleep(0.2)
+    if len(session.run.records()) == calls:
+        screen.keys("Enter")
     return screen
 
 
@@ -143,8 +150,7 @@ def _answer(session: Session, screen: Tmux, asked: str, keys: tuple[str, ...]) -
 
 def _close(screen: Tmux, tui: Tui) -> None:
     time.sleep(HUMAN_PAUSE)
-    screen.type(tui.exit)
-    screen.close()
+    screen.quit(tui.exit)
 
 
 def _silent(session: Session, tui: Tui, scenario: str, pressed: float) -> None:
@@ -152,7 +158,7 @@ def _silent(session: Session, tui: Tui, scenario: str, pressed: float) -> None:
         session.window(pressed, tui.silent[scenario])
 
 
-def _wait_marker(session: Session, ident: str, timeout: float = 60.0) -> None:
+def _wait_marker(session: Session, ident: str, timeout: float = 90.0) -> None:
     deadline = time.time() + timeout
     while f"start {ident} " not in (session.run.marks.read_text() if session.run.marks.exists() else ""):
         if time.time() > deadline:

@@ -151,6 +151,7 @@ class Outcome:
     harness: str
     scenario: str
     ratio: truth.Ratio
+    strict: truth.Ratio  # without the finishing spans
     final: str  # what agent-info.json said at the end
     final_right: bool
     failures: list[str]
@@ -165,6 +166,25 @@ def startup_windows(session: Session) -> None:
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
+
+
+def finishing(session: Session) -> None:
+    """A headless harness's work is over at the end of its last model request or tool."""
+    for index in session.headless_runs:
+        began, ended = session.truth.alive[index]
+        steps = [b for a, b in session.truth.flights + session.truth.tools if began <= a <= ended]
+        session.truth.finishing.append((min(max(steps, default=ended), ended), ended))
+
+
+def dump(run: Run, session: Session) -> None:
+    """What the ratio was computed from, to recompute it under another definition."""
+    data = {
+        "began": session.began,
+        "ended": session.ended,
+        "truth": {k: v for k, v in vars(session.truth).items()},
+        "samples": [(s.t, s.info) for s in session.samples],
+    }
+    (run.root / "truth.json").write_text(json.dumps(data))
 
 
 def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> Outcome:
@@ -188,7 +208,11 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)
     session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
     startup_windows(session)
+    finishing(session)
     ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
+    strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
+    if os.environ.get("E2E_KEEP"):
+        dump(run, session)
     final_info = session.samples[-1].info if session.samples else None
     pending: list[str] = []
     if scenario.hooks_checked:
@@ -198,6 +222,7 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         harness.name,
         scenario.name,
         ratio,
+        strict,
         truth.said(final_info),
         truth.right("stopped", final_info),
         failures,
@@ -232,11 +257,12 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
 
 
 def table(outcomes: list[Outcome]) -> None:
-    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6}  final")
+    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
     for o in outcomes:
         verdict = "right" if o.final_right else "WRONG"
-        checks = "" if not o.failures else f"  ({len(o.failures)} hook checks failed)"
-        print(f"{o.harness:10} {o.scenario:18} {o.ratio.ratio:6.3f}  {verdict} ({o.final}){checks}")
+        checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
+        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
+        print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
     print(
         f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "
         f"transition, {truth.LEAD:g} s before a tool or model request, {truth.EXIT_SLACK:g} s before an exit"

@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -88,6 +89,7 @@ class Session:
         self.ended = self.began
         self.samples: list[Sample] = []
         self.tuis: list[Tmux] = []
+        self.headless_runs: list[int] = []  # indexes in truth.alive
 
     def __enter__(self) -> Session:
         self.poller.start()
@@ -113,6 +115,7 @@ class Session:
                 stdin=subprocess.DEVNULL,
             )
         finally:
+            self.headless_runs.append(len(self.truth.alive))
             self.truth.alive.append((began, time.time()))
         self.procs.append(proc)
         return proc
@@ -154,6 +157,25 @@ class Tmux:
             where,
             f"env -i {exports} {command}",
         )
+        # The pane's process leads its own process group (tmux starts it in a new session).
+        self.pane = int(self._tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip() or 0)
+
+    def wait_exit(self, timeout: float) -> bool:
+        deadline = time.time() + timeout
+        while time.time() < deadline and not self.exited():
+            time.sleep(0.05)
+        return self.exited()
+
+    def _end_group(self) -> None:
+        """Ends the harness's process group: a TUI may ignore the SIGHUP of a closed pane."""
+        try:
+            if self.pane <= 1 or os.getpgid(self.pane) != self.pane:
+                return
+            os.killpg(self.pane, signal.SIGTERM)
+            time.sleep(2)
+            os.killpg(self.pane, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def _tmux(self, *args: str) -> str:
         proc = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=30)
@@ -171,7 +193,7 @@ class Tmux:
         time.sleep(0.3)
         return self.keys("Enter")
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> float:
+    def wait_for(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT showed on screen (polled every 100 ms); raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -182,7 +204,7 @@ class Tmux:
             time.sleep(0.1)
         raise TimeoutError(f"{text!r} not on screen; screen:\n{self.screen()}")
 
-    def wait_gone(self, text: str, timeout: float = 30.0) -> float:
+    def wait_gone(self, text: str, timeout: float = 90.0) -> float:
         """The time TEXT left the screen; raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -197,15 +219,21 @@ class Tmux:
         )
         return alive.returncode != 0
 
+    def quit(self, command: str) -> None:
+        """Types the exit command and waits for the harness to exit; finishing till then."""
+        typed = self.type(command)
+        if not self.wait_exit(15):
+            self.keys("Enter")  # a loaded TUI may draw its prompt before it takes Enter
+        self.close()
+        self.session.truth.finishing.append((typed, self.session.truth.alive[-1][1]))
+
     def close(self, timeout: float = 30.0) -> None:
         """Waits for the harness to exit (the driver has told it to), else kills its tmux session."""
         if self.closed:
             return
         self.closed = True
-        deadline = time.time() + timeout
-        while time.time() < deadline and not self.exited():
-            time.sleep(0.05)
-        if not self.exited():
+        if not self.wait_exit(timeout):
+            self._end_group()
             self._tmux("kill-session", "-t", self.name)
         self.session.truth.alive.append((self.began, time.time()))
         self._tmux("kill-server")

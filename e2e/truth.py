@@ -16,7 +16,10 @@ excluded and listed. `executing` is right LEAD seconds before a tool's start mar
 `thinking` LEAD seconds before a model request: the harness is preparing the step (it runs its
 pre-step hooks, and waits for them, before it starts the shell or sends the request).
 In the last EXIT_SLACK seconds before an exit `stopped` is right too (the
-harness has ended its session and is shutting down). Ratio = right samples / samples outside the windows.
+harness has ended its session and is shutting down), and so it is while the harness finishes:
+from its last model request or tool (headless) or from the exit command the driver typed (TUI)
+to its exit; `measure(..., finishing=False)` leaves that out (the stricter figure).
+Ratio = right samples / samples outside the windows.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from typing import Any
 
 POLL = 0.05
 SLACK = float(os.environ.get("E2E_SLACK", "0.5"))
-LEAD = 1.0  # a harness prepares a step (pre-step hooks, a shell, the request) this long before it starts
+LEAD = float(
+    os.environ.get("E2E_LEAD", "1.0")
+)  # a harness prepares a step (pre-step hooks, a shell, the request) this long before it starts
 EXIT_SLACK = 1.0  # a harness may end its session (SessionEnd) this long before its process exits
 LIVE = frozenset({"working", "thinking", "executing", "waiting_for_input"})
 RIGHT: dict[str, frozenset[str]] = {
@@ -88,6 +93,7 @@ class Truth:
     flights: list[Span] = field(default_factory=list)  # model requests in flight
     human: list[Span] = field(default_factory=list)  # an approval / question on screen, unanswered
     windows: list[tuple[float, float, str]] = field(default_factory=list)  # excluded: no hook fires
+    finishing: list[Span] = field(default_factory=list)  # the work is over; the harness exits
 
     def at(self, t: float) -> str:
         if not _inside(t, self.alive):
@@ -149,7 +155,7 @@ class Ratio:
     excluded: float  # seconds inside windows
 
 
-def measure(truth: Truth, samples: list[Sample], start: float, end: float) -> Ratio:
+def measure(truth: Truth, samples: list[Sample], start: float, end: float, finishing: bool = True) -> Ratio:
     edges = truth.changes()
     judged = 0
     good = 0
@@ -162,7 +168,9 @@ def measure(truth: Truth, samples: list[Sample], start: float, end: float) -> Ra
         judged += 1
         near = [e for e in edges if abs(e - t) <= SLACK]
         states = {truth.at(t)} | {truth.at(e - 1e-6) for e in near} | {truth.at(e) for e in near}
-        if any(0 <= b - t <= EXIT_SLACK for _, b in truth.alive):
+        if any(0 <= b - t <= EXIT_SLACK for _, b in truth.alive) or (
+            finishing and _inside(t, truth.finishing)
+        ):
             states.add("stopped")
         if any(0 <= a - t <= LEAD for a, _ in truth.tools):
             states.add("executing")
