@@ -37,7 +37,9 @@ carries only the dialect's declared response. Exit 0, or 1 with a one-line
 error; never 2.
 
   ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
-  EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+  EVENT_NAME                             the event's name (Copilot CLI's form); a JSON object on stdin
+                                         is merged in, the name winning over its hook_event_name;
+                                         without one the envelope is {{"hook_event_name": EVENT_NAME}}
   JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
   --event NAME          the raw event name when the envelope carries none (agentino's
@@ -106,7 +108,7 @@ def parse_args(
 
 
 def hook_command(args: list[str]) -> None:
-    from sciontool_py.hook import read_stdin, run_hook
+    from sciontool_py.hook import read_stdin, receive_named, run_hook
     from sciontool_py.log import writer
 
     writer.set_quiet(True)  # the harness captures stderr; agent.log has every line
@@ -119,14 +121,21 @@ def hook_command(args: list[str]) -> None:
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
-    # The envelope goes straight into run_hook, which drops it once decoded.
-    answer = run_hook(
+    dialect, dialect_file, event = (
         options.get("--dialect"),
         options.get("--dialect-file"),
-        _positional_envelope(positional[0]) if positional else read_stdin(),
         _go_text(options.get("--event")),
     )
     undelivered = ""
+    if positional and not positional[0].lstrip().startswith("{"):
+        # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event)
+    else:
+        # A JSON object argument is the envelope itself (Codex's notify); a broken one is
+        # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
+        answer = run_hook(
+            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), event
+        )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         from sciontool_py.console import write_stdout
 
@@ -141,16 +150,6 @@ def hook_command(args: list[str]) -> None:
     after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
     if answer.failure or undelivered:
         raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
-
-
-def _positional_envelope(arg: str) -> bytes:
-    """A JSON object is the envelope itself (Codex's notify passes it as its last argument);
-    anything else is Scion's `hook EVENT_NAME` form."""
-    from sciontool_py import gojson
-
-    if arg.lstrip().startswith("{"):  # no event is named so: parse_envelope refuses a bad one
-        return os.fsencode(arg)
-    return gojson.dumps({"hook_event_name": arg}).encode()
 
 
 def _go_text(arg: str | None) -> str | None:

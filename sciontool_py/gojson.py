@@ -101,6 +101,20 @@ def loads(text: str, go_depth: bool = False) -> object:
     return value
 
 
+def first_value(text: str) -> object:
+    """The JSON value text starts with (after whitespace), as loads decodes it; what follows
+    it is ignored. JSONError when text does not start with a complete value."""
+    if "\\ud" in text or "\\uD" in text:
+        text = _replace_surrogate_escapes(text)
+    try:
+        value, _ = _scan(text, _skip_ws(text, 0))
+    except RecursionError:
+        raise JSONError("invalid JSON: nested too deeply") from None
+    except (StopIteration, ValueError, SystemError):
+        raise JSONError("invalid JSON") from None
+    return value
+
+
 def decode_utf8(data: bytes) -> str:
     """Bytes as Go's decoder reads them: each byte that is not part of valid UTF-8 becomes U+FFFD."""
     try:

@@ -177,6 +177,22 @@ def run_hook(
     return receive(resolve(dialect, dialect_file), payload, event_name)
 
 
+def receive_named(dialect: str | None, dialect_file: str | None, name: str, event_name: str | None) -> Answer:
+    """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
+    over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
+    from sciontool_py.stdin import Ignored, read_optional_object
+
+    payload = read_optional_object()
+    if isinstance(payload, Ignored):
+        if payload.reason not in ("stdin is empty", "no stdin"):
+            writer.write_line(
+                home_dir(), "", f"hook {name}: {payload.reason}; using the event name alone", level="DEBUG"
+            )
+        payload = {}
+    payload["hook_event_name"] = name
+    return receive(resolve(dialect, dialect_file), payload, event_name)
+
+
 def read_stdin() -> bytes:
     """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
     that as a no-op)."""

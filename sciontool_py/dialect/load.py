@@ -115,7 +115,18 @@ def _read_entry(folder: str, name: str, key: str, private: bool) -> DialectSpec 
         return None
 
 
+_cache_writes = True
+
+
+def read_only_cache() -> None:
+    """From now on the cache is read but never written (a --dry-run writes no file at all)."""
+    global _cache_writes
+    _cache_writes = False
+
+
 def _to_cache(path: str, entry: dict[str, object]) -> None:
+    if not _cache_writes:
+        return
     folder = cache_dir()
     try:
         # The cache folder and its parent at most: never HOME, nor a path that does not exist.

@@ -61,14 +61,29 @@ def make_folders(folder: str) -> None:
             pass
 
 
-def replace(path: str, before: str | None, after: str | None) -> str | None:
-    """Write after (None: delete) over before; returns the backup's path when there was a file."""
-    backup = None
+def missing_dirs(path: str) -> list[str]:
+    """The folders above path that do not exist yet, outermost first."""
+    missing = []
+    folder = os.path.dirname(path)
+    while folder and not os.path.lexists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing[::-1]
+
+
+def replace(path: str, before: str | None, after: str | None, backup: bool = False) -> str | None:
+    """Write after (None: delete) over before, keeping the file's mode; with backup, the previous
+    file is kept as FILE.bak first. Returns the backup's path, if one was written."""
+    kept = None
     try:
         if before is not None:
             mode = os.stat(path).st_mode & 0o777
-            backup = path + BACKUP_SUFFIX
-            write_file(backup, before, mode)
+            if backup:
+                kept = path + BACKUP_SUFFIX
+                write_file(kept, before, mode)
         else:
             mode = 0o644
             make_folders(os.path.dirname(path))
@@ -79,7 +94,16 @@ def replace(path: str, before: str | None, after: str | None) -> str | None:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else f"{path}: "
         raise SciontoolError(f"{where}{exc.strerror or exc}") from None
-    return backup
+    return kept
+
+
+def remove_empty_dirs(dirs: list[str]) -> None:
+    """Remove those of these folders (outermost first) that are empty, innermost first."""
+    for folder in reversed(dirs):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass  # not empty (or gone): it stays, and so do the folders holding it
 
 
 def unified_diff(path: str, before: str | None, after: str | None) -> str:

@@ -14,6 +14,8 @@ import sys
 from sciontool_py.errors import SciontoolError
 
 MARK = "# Scion's hook gets Codex's end-of-turn notification (sciontool harness install codex)"
+# Before a notify line of the user's that `install --force` replaced: uninstall restores it.
+KEPT = "# kept by sciontool harness install codex --force: "
 _HEADER = re.compile(r"\s*\[")
 _NOTIFY = re.compile(r"""\s*(notify|"notify"|'notify')\s*=""")
 
@@ -96,8 +98,17 @@ def render(argv: list[str]) -> str:
     return "notify = [" + ", ".join(json.dumps(arg, ensure_ascii=False) for arg in argv) + "]"
 
 
+def is_ours(value: object, argv: list[str]) -> bool:
+    """notify running sciontool's hook: this argv, or the same arguments after another program."""
+    tail = argv[-2:]  # ["hook", "--dialect=NAME"]
+    return value == argv or (
+        isinstance(value, list) and len(value) > len(tail) and value[-len(tail) :] == tail
+    )
+
+
 def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:
-    """text with notify = argv; an existing different notify is replaced only when forced."""
+    """text with notify = argv. Ours from another --command is replaced; another program only
+    when forced, and then its lines stay as comments that uninstall turns back."""
     data = _parse(text, path)
     current = data.get("notify")
     if current == argv:
@@ -109,25 +120,36 @@ def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:
     end = _root_end(lines, at)
     span = _notify_span(lines, end, at)
     if span is not None:
-        if not force:
+        start, stop = span
+        if is_ours(current, argv):
+            if start > 0 and lines[start - 1].rstrip("\r\n") == MARK:
+                start -= 1
+        elif not force:
             raise SciontoolError(
                 f"{path}: notify is already {json.dumps(current)}; Codex runs only one notify "
-                "program: pass --force to replace it (the file is backed up)"
+                "program: pass --force to replace it (uninstall puts it back)"
             )
-        lines[span[0] : span[1]] = ours
+        else:
+            ours += [KEPT + line for line in lines[start:stop]]
+        lines[start:stop] = ours
     else:
         while end > 0 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
             end -= 1  # comments and blank lines just above a table belong to it
         if end == len(lines) and lines and not lines[-1].endswith("\n"):
             lines[-1] += newline
         lines[end:end] = ours
-    return _checked("".join(lines), data, argv, path)
+    new = "".join(lines)
+    _checked(new, data, path)
+    if _parse(new, path).get("notify") != argv:
+        raise SciontoolError(f"{path}: cannot set notify without changing other settings; left untouched")
+    return new
 
 
 def unset_notify(text: str, argv: list[str], path: str) -> str:
-    """text without our notify (and its comment); any other notify stays."""
+    """text without our notify (and its comment), with the user's notify that install --force
+    replaced put back; any other notify stays."""
     data = _parse(text, path)
-    if data.get("notify") != argv:
+    if not is_ours(data.get("notify"), argv):
         return text
     lines = text.splitlines(keepends=True)
     at = _boundaries(lines)
@@ -137,14 +159,18 @@ def unset_notify(text: str, argv: list[str], path: str) -> str:
     start, stop = span
     if start > 0 and lines[start - 1].rstrip("\r\n") == MARK:
         start -= 1
-    del lines[start:stop]
-    return _checked("".join(lines), data, None, path)
-
-
-def _checked(new: str, old: dict[str, object], notify: list[str] | None, path: str) -> str:
-    expected = {k: v for k, v in old.items() if k != "notify"}
-    if notify is not None:
-        expected["notify"] = notify
-    if _parse(new, path) != expected:
-        raise SciontoolError(f"{path}: cannot edit notify without changing other settings; left untouched")
+    kept = stop
+    while kept < len(lines) and lines[kept].startswith(KEPT):
+        kept += 1
+    restored = [line[len(KEPT) :] if line.startswith(KEPT) else line for line in lines[stop:kept]]
+    lines[start:kept] = restored
+    new = "".join(lines)
+    _checked(new, data, path)
     return new
+
+
+def _checked(new: str, old: dict[str, object], path: str) -> None:
+    """Every setting but notify must read as before, or nothing is written."""
+    parsed = _parse(new, path)
+    if {k: v for k, v in parsed.items() if k != "notify"} != {k: v for k, v in old.items() if k != "notify"}:
+        raise SciontoolError(f"{path}: cannot edit notify without changing other settings; left untouched")

@@ -11,7 +11,21 @@ from conftest import REPO
 from sciontool_py.dialect import discover, load
 from sciontool_py.errors import DialectError
 
-SHIPPED = ["agentino", "claude", "codex", "core-agent", "gemini", "opencode"]
+SHIPPED = [
+    "agentino",
+    "antigravity",
+    "claude",
+    "codex",
+    "copilot",
+    "core-agent",
+    "droid",
+    "gemini",
+    "grok-build",
+    "lhh",
+    "muse-code",
+    "opencode",
+    "qwen-code",
+]
 
 
 def dialect(folder: Path, declared: str, event: str = "tool-start") -> Path:
