@@ -133,6 +133,103 @@ def write_log(path: str, lines: int) -> None:
             handle.write(json.dumps(envelope, separators=(",", ":"), sort_keys=True) + "\n")
 
 
+# Words of tool output in several scripts, and the characters Go escapes (HTML, U+2028/9).
+REAL_WORDS = (
+    *WORDS,
+    "café",
+    "naïve",
+    "Größe",
+    "résumé",
+    "日本語",
+    "テスト",
+    "Привет",
+    "¿qué?",
+    "—",
+    "→",
+    "✓",
+    "😀",
+    "line\u2028sep",
+    "para\u2029graph",
+)
+# Floats a tool payload may carry, Go's corner cases among them.
+EDGE_FLOATS = (1e21, 1e20, 100.0, -0.0, 5e-324, 1.7976931348623157e308, 1e-7, 1e-6, 6.02214076e23, 0.1)
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(REAL_WORDS) for _ in range(words))
+
+
+def _payloads(rng: random.Random, i: int) -> tuple[str, dict[str, object], dict[str, object]]:
+    """(tool name, input, output) of one tool call, shaped like the real harnesses' payloads."""
+    shape = rng.randrange(5)
+    if shape == 0:  # a shell command: stdout, exit code, duration
+        out = _text(rng, rng.randint(4, 300))
+        return (
+            "run_shell_command",
+            {"command": f"pytest -q tests/test_{i % 50}.py", "description": _text(rng, 5), "timeout": 120.0},
+            {"stdout": out, "stderr": "", "exit_code": 0, "duration_seconds": rng.random() * 30},
+        )
+    if shape == 1:  # a file read
+        out = _text(rng, rng.randint(8, 330))
+        return (
+            "read_file",
+            {"file_path": f"/home/dev/src/pkg{i % 97}/mod_é{i}.py", "offset": rng.randint(0, 900), "limit": 2000},
+            {"content": out, "num_lines": out.count(" ") + 1, "truncated": False, "elapsed_ms": rng.random() * 5},
+        )
+    if shape == 2:  # a search with scored results
+        results = [
+            {"title": _text(rng, 6), "url": f"https://example.org/{i}/{k}", "score": rng.random()}
+            for k in range(rng.randint(1, 6))
+        ]
+        return "web_search", {"query": _text(rng, 4), "max_results": 6}, {"results": results, "took": rng.random()}
+    if shape == 3:  # coordinates and measurements
+        point = {"lat": rng.uniform(-90, 90), "lon": rng.uniform(-180, 180), "alt_m": round(rng.uniform(0, 3000), 1)}
+        return (
+            "geocode",
+            {"address": _text(rng, 5)},
+            {"point": point, "accuracy": rng.choice(EDGE_FLOATS), "bbox": [rng.uniform(-1, 1) for _ in range(4)]},
+        )
+    # model-ish numbers: settings, costs, extremes
+    return (
+        "evaluate",
+        {"temperature": 0.7, "top_p": 0.95, "threshold": rng.choice(EDGE_FLOATS)},
+        {
+            "summary": _text(rng, rng.randint(4, 60)),
+            "cost_usd": rng.random() / 1000,
+            "values": [rng.choice(EDGE_FLOATS) for _ in range(3)],
+            "tokens": rng.randint(1, 9000),
+        },
+    )
+
+
+def write_real_log(path: str, lines: int) -> None:
+    """A log like the real harnesses' tool payloads, in core-agent's envelopes (seeded).
+
+    Two lines in three are tool calls, whose input and output carry floats (durations, scores,
+    coordinates, costs, and Go's corner cases: 1e21, 100.0, -0.0, 5e-324...), text in several
+    scripts, HTML characters and U+2028/9; the rest are model starts and turn ends with usage.
+    Written with Python's json (ASCII escapes off), compact, keys sorted.
+    """
+    rng = random.Random(2028)
+    tool: tuple[str, dict[str, object], dict[str, object]] = ("", {}, {})
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(lines):
+            step = i % 6
+            envelope: dict[str, object]
+            if step in (1, 3):
+                tool = _payloads(rng, i)
+                envelope = {"hook_event_name": "tool-start", "tool_name": tool[0], "tool_input": tool[1]}
+            elif step in (2, 4):
+                envelope = {"hook_event_name": "tool-end", "tool_name": tool[0], "tool_output": tool[2]}
+            elif step == 0:
+                envelope = {"hook_event_name": "model-start", "model": "gemini-2.5-flash"}
+            else:
+                usage = {"input_tokens": rng.randint(100, 90_000), "output_tokens": rng.randint(1, 4000)}
+                envelope = {"hook_event_name": "agent-end", "usage": usage, "duration_ms": rng.random() * 9e4}
+            text = json.dumps(envelope, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+            handle.write(text + "\n")
+
+
 def peak_rss_kib(argv: list[str], stdin_file: str) -> int:
     """Peak resident memory of one process, measured by a fresh parent."""
     probe = (
