@@ -69,6 +69,18 @@ def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callab
 
 
 _BLANK = object()
+_zero_token: Callable[[bytes], object] | None = None
+
+
+def _negative_zero(line: bytes) -> bool:
+    """Whether line may hold the integer -0, which orjson reads as 0 and Go as the float -0
+    (written back "-0"). A "-0" inside a string only sends the line to GoCodec for nothing."""
+    global _zero_token
+    if _zero_token is None:
+        import re  # only for a line with "-0" in it (dates have one)
+
+        _zero_token = re.compile(rb"-0(?![.0-9eE])").search
+    return _zero_token(line) is not None
 
 
 def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
@@ -99,6 +111,7 @@ def normalize_stream(
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
     loads, line_of = codec.loads, event_writer(spec, include_raw, codec)
+    exact = codec is GO
     pending: list[bytes] = []
     append = pending.append
     written = 0
@@ -106,6 +119,8 @@ def normalize_stream(
         for number, line in enumerate(stream, 1):
             try:
                 payload = loads(line)
+                if not exact and b"-0" in line and _negative_zero(line):
+                    payload = GO.loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:
