@@ -5,6 +5,10 @@ timing is a whole process (`subprocess.run`), runs of the cases alternate
 so drift on a busy machine hits all of them alike, and the table shows
 medians with the 10th-90th percentile spread. Exits 1 when a ratio is
 above its target, so it can serve as a check (never inside unit tests).
+normalize runs on two seeded logs: the generated one (strings and
+integers) and a real-like one (floats, non-ASCII, U+2028/9); with `go` on
+PATH, beside a Go build of the same mapping (benchmarks/gonormalize),
+whose bytes must equal normalize's.
 Last, with agentino installed (the `[agentino]` extra), the cost of one
 agentino hook event: a real HookManager.fire with register() applied, in
 process and in command mode, beside fire with a callback that does nothing.
@@ -16,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -173,21 +178,42 @@ def _payloads(rng: random.Random, i: int) -> tuple[str, dict[str, object], dict[
         out = _text(rng, rng.randint(8, 330))
         return (
             "read_file",
-            {"file_path": f"/home/dev/src/pkg{i % 97}/mod_é{i}.py", "offset": rng.randint(0, 900), "limit": 2000},
-            {"content": out, "num_lines": out.count(" ") + 1, "truncated": False, "elapsed_ms": rng.random() * 5},
+            {
+                "file_path": f"/home/dev/src/pkg{i % 97}/mod_é{i}.py",
+                "offset": rng.randint(0, 900),
+                "limit": 2000,
+            },
+            {
+                "content": out,
+                "num_lines": out.count(" ") + 1,
+                "truncated": False,
+                "elapsed_ms": rng.random() * 5,
+            },
         )
     if shape == 2:  # a search with scored results
         results = [
             {"title": _text(rng, 6), "url": f"https://example.org/{i}/{k}", "score": rng.random()}
             for k in range(rng.randint(1, 6))
         ]
-        return "web_search", {"query": _text(rng, 4), "max_results": 6}, {"results": results, "took": rng.random()}
+        return (
+            "web_search",
+            {"query": _text(rng, 4), "max_results": 6},
+            {"results": results, "took": rng.random()},
+        )
     if shape == 3:  # coordinates and measurements
-        point = {"lat": rng.uniform(-90, 90), "lon": rng.uniform(-180, 180), "alt_m": round(rng.uniform(0, 3000), 1)}
+        point = {
+            "lat": rng.uniform(-90, 90),
+            "lon": rng.uniform(-180, 180),
+            "alt_m": round(rng.uniform(0, 3000), 1),
+        }
         return (
             "geocode",
             {"address": _text(rng, 5)},
-            {"point": point, "accuracy": rng.choice(EDGE_FLOATS), "bbox": [rng.uniform(-1, 1) for _ in range(4)]},
+            {
+                "point": point,
+                "accuracy": rng.choice(EDGE_FLOATS),
+                "bbox": [rng.uniform(-1, 1) for _ in range(4)],
+            },
         )
     # model-ish numbers: settings, costs, extremes
     return (
@@ -339,6 +365,63 @@ def agentino_rows(tmp: str, fires: int, command_fires: int) -> list[tuple[str, s
     return rows
 
 
+GO_SOURCE = Path(__file__).resolve().parent / "gonormalize" / "main.go"
+
+
+def build_go(tmp: str) -> str | None:
+    """benchmarks/gonormalize built with the `go` on PATH (its cache in tmp); None without Go."""
+    go = shutil.which("go")
+    if go is None:
+        print("go is not installed: normalize is not timed against Go")
+        return None
+    program = os.path.join(tmp, "gonormalize")
+    env = {**os.environ, "GOCACHE": os.path.join(tmp, "gocache"), "GO111MODULE": "off", "CGO_ENABLED": "0"}
+    subprocess.run([go, "build", "-o", program, str(GO_SOURCE)], check=True, env=env)
+    return program
+
+
+def same_output(a: list[str], b: list[str], stdin_file: str) -> bool:
+    outputs = []
+    for argv in (a, b):
+        with open(stdin_file, "rb") as handle:
+            outputs.append(subprocess.run(argv, stdin=handle, capture_output=True, check=True).stdout)
+    return outputs[0] == outputs[1]
+
+
+def normalize_rows(
+    rows: list[tuple[str, str, str, str]],
+    label: str,
+    log: str,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    go_program: str | None,
+) -> list[str]:
+    """Time normalize on one log beside the bare loops (and Go); its rows, and what fails."""
+    failures = []
+    normalize = Case(
+        f"normalize core-agent, {label} log ({args.lines} lines, {os.path.getsize(log) // 1_000_000} MB)",
+        [SCIONTOOL, "normalize", "--dialect=core-agent"],
+        env=env,
+    )
+    loops = [
+        Case(f"  bare loop: {lib}", [PYTHON, "-c", BARE_LOOPS[lib]]) for lib in installed_json_libraries()
+    ]
+    go = [Case("  Go, encoding/json (benchmarks/gonormalize)", [go_program])] if go_program else []
+    alternate([normalize, *loops, *go], args.batch_rounds, stdin_file=log)
+    fastest = min(loops, key=lambda c: c.median)
+    ratio = normalize.median / fastest.median
+    rows.append((normalize.name, f"{normalize.median:.1f}", normalize.spread(), f"{ratio:.2f}"))
+    for case in loops + go:
+        rows.append((case.name, f"{case.median:.1f}", case.spread(), f"{case.median / fastest.median:.2f}"))
+    if ratio > NORMALIZE_TARGET:
+        failures.append(f"normalize, {label} log: {ratio:.2f}x {fastest.name.strip()} > {NORMALIZE_TARGET}")
+    if go:
+        print(f"{label} log: normalize / Go = {normalize.median / go[0].median:.2f}")
+        if not same_output(normalize.argv, go[0].argv, log):
+            failures.append(f"{label} log: normalize and Go wrote different bytes")
+    return failures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40, help="alternating runs per hook case (default 40)")
@@ -409,26 +492,11 @@ def main() -> int:
             if ratio > HOOK_TARGET:
                 failures.append(f"{case.name}: {ratio:.2f}x floor > {HOOK_TARGET}")
 
-        log = os.path.join(tmp, "log.jsonl")
-        write_log(log, args.lines)
-        normalize = Case(
-            f"normalize core-agent ({args.lines} lines)",
-            [SCIONTOOL, "normalize", "--dialect=core-agent"],
-            env=env,
-        )
-        loops = [
-            Case(f"bare loop: {lib}", [PYTHON, "-c", BARE_LOOPS[lib]]) for lib in installed_json_libraries()
-        ]
-        alternate([normalize, *loops], args.batch_rounds, stdin_file=log)
-        fastest = min(loops, key=lambda c: c.median)
-        for case in loops:
-            rows.append(
-                (case.name, f"{case.median:.1f}", case.spread(), f"{case.median / fastest.median:.2f}")
-            )
-        ratio = normalize.median / fastest.median
-        rows.append((normalize.name, f"{normalize.median:.1f}", normalize.spread(), f"{ratio:.2f}"))
-        if ratio > NORMALIZE_TARGET:
-            failures.append(f"normalize: {ratio:.2f}x {fastest.name} > {NORMALIZE_TARGET}")
+        go_program = build_go(tmp)
+        for label, writer in (("generated", write_log), ("real-like", write_real_log)):
+            log = os.path.join(tmp, f"{label}.jsonl")
+            writer(log, args.lines)
+            failures += normalize_rows(rows, label, log, args, env, go_program)
 
         small, large = os.path.join(tmp, "20k.jsonl"), os.path.join(tmp, "200k.jsonl")
         write_log(small, 20_000)
@@ -457,7 +525,7 @@ def main() -> int:
         failures.append(f"normalize memory grew {growth:.1f} MiB > {MEMORY_GROWTH_TARGET_MIB}")
     print(
         f"targets: hook <= {HOOK_TARGET}x floor, normalize <= {NORMALIZE_TARGET}x fastest bare loop "
-        f"(ratio column: hooks vs floor, normalize vs fastest loop), "
+        f"on both logs (ratio column: hooks vs floor; normalize, the loops and Go vs the fastest loop), "
         f"memory growth < {MEMORY_GROWTH_TARGET_MIB:g} MiB"
     )
     for failure in failures:

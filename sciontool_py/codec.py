@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
+
 class GoCodec:
     """gojson: Go's decoding and encoding, byte for byte, with the stdlib alone."""
 
@@ -73,7 +74,7 @@ def _go_numbers(value: object, fragment: Callable[[str], object]) -> object:
     if kind is dict:
         items = value.items()  # type: ignore[attr-defined]
     elif kind is list:
-        items = enumerate(value)  # type: ignore[call-overload]
+        items = enumerate(value)  # type: ignore[arg-type]
     else:
         return _go_numbers([value], fragment)[0]  # type: ignore[index]
     copy: Any = None

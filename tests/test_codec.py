@@ -56,7 +56,7 @@ float_bits = st.integers(0, 2**64 - 1).map(lambda bits: struct.unpack("<d", bits
 integers = st.integers(-(2**64), 2**64) | st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 2**63])
 text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",))
-    | st.sampled_from("<>&\u2028\u2029\"\\é日😀\x00\x1f\u2014"),
+    | st.sampled_from('<>&\u2028\u2029"\\é日😀\x00\x1f\u2014'),
     max_size=20,
 )
 scalars = st.none() | st.booleans() | floats | float_bits.filter(math.isfinite) | integers | text
@@ -79,7 +79,8 @@ def go_float(value: float) -> str:
     sign, digits, exponent = exact.normalize().as_tuple()
     mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
     power = exponent + len(digits) - 1  # type: ignore[operator]
-    return f"{'-' if sign else ''}{mantissa}e{'+' if power >= 0 else '-'}{abs(power):02d}".replace("e-0", "e-")
+    exponent_text = f"{'+' if power >= 0 else '-'}{abs(power):02d}".replace("-0", "-")  # Go's clean-up
+    return f"{'-' if sign else ''}{mantissa}e{exponent_text}"
 
 
 @settings(max_examples=3000, deadline=None)
@@ -150,7 +151,7 @@ def test_normalize_writes_the_reference_bytes_on_float_rich_envelopes(
     assert out.getvalue() == expected
 
 
-@pytest.mark.parametrize("zero", ["-0", "[-0]", "-0 ", "{\"z\":-0}"])
+@pytest.mark.parametrize("zero", ["-0", "[-0]", "-0 ", '{"z":-0}'])
 def test_the_integer_minus_zero_is_written_as_go_writes_it(zero: str) -> None:
     """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0."""
     line = f'{{"hook_event_name":"tool-end","tool_name":"2026-01-05","tool_output":{zero}}}\n'.encode()
