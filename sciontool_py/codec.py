@@ -132,18 +132,23 @@ class OrjsonCodec(GoCodec):
         # escape (no control character, < > &, U+2028/9 or bad UTF-8) but quotes and
         # backslashes. Written so on the bytes, the text is never decoded nor encoded again.
         text = self.marshal_bytes(value)
-        return self._fragment(b'"' + text.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"')
+        return self._fragment(b'"%s"' % text.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
 
     def fields(self, data: dict[str, object]) -> bytes:
         content = data.get("assistant_content")
         if content is not None:  # the one struct (agent-end only), written by its own method
             data = {**data, "assistant_content": self._fragment(content.to_json(self.marshal))}  # type: ignore[attr-defined]
-        # The escapes as in marshal_bytes, unconditional: scanning the values first costs more
-        # than replaces that find nothing.
+        # The escapes as in marshal_bytes, < > & unconditional: scanning the values first costs
+        # more than replaces that find nothing. U+2028/9 can only be in a non-ASCII str value
+        # (fragments are escaped already): looking for one there costs less than two searches
+        # of a long payload's bytes.
         out: bytes = self._dumps(data)
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
         if not out.isascii():
-            out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+            for value in data.values():
+                if type(value) is str and not value.isascii():
+                    out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+                    break
         return out
 
 

@@ -69,18 +69,18 @@ def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callab
 
 
 _BLANK = object()
-_zero_token: Callable[[bytes], object] | None = None
 
 
 def _negative_zero(line: bytes) -> bool:
     """Whether line may hold the integer -0, which orjson reads as 0 and Go as the float -0
     (written back "-0"). A "-0" inside a string only sends the line to GoCodec for nothing."""
-    global _zero_token
-    if _zero_token is None:
-        import re  # only for a line with "-0" in it (dates have one)
-
-        _zero_token = re.compile(rb"-0(?![.0-9eE])").search
-    return _zero_token(line) is not None
+    at = line.find(b"-0")
+    while at != -1:
+        after = line[at + 2 : at + 3]
+        if not after or after not in b".0123456789eE":  # not -0.5, -05 (invalid), -0e1
+            return True
+        at = line.find(b"-0", at + 2)
+    return False
 
 
 def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
