@@ -6,7 +6,7 @@ BASE := $(VENV)/.base-installed# the package and its dependencies: all `make dem
 DEV := $(VENV)/.dev-installed# plus the dev, ADK and agentino extras: what tests, lint and bench need
 FLOOR := .venv-floor
 
-.PHONY: demo test test-floor lint bench fuzz e2e clean
+.PHONY: demo test test-floor test-pythons lint bench fuzz e2e clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,29 @@ test-floor: $(FLOOR)/.installed
 	$(FLOOR)/bin/python -m pip list --format=freeze | grep -i -E '^(typer|pyyaml|orjson|click|opentelemetry-sdk|opentelemetry-exporter-otlp-proto-grpc|opentelemetry-exporter-otlp-proto-http)=='
 	$(FLOOR)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cli_smoke.py
 
+# The other supported CPythons (pyproject says 3.10+): the CLI, go-golden, hook, telemetry and
+# harness tests on each, in a venv of its own. An interpreter that is not installed is
+# reported as skipped, never passed over in silence. Found on PATH or under pyenv.
+PYTHONS ?= 3.10 3.12 3.13
+PYTHON_SUBSET ?= tests/test_cli.py tests/test_cli_smoke.py tests/test_go_golden.py tests/test_hook.py \
+	tests/test_hook_cli.py tests/test_fastpath.py tests/telemetry/test_cli.py tests/telemetry/test_mapping.py \
+	tests/telemetry/test_session.py tests/telemetry/test_settings.py tests/harness/test_cli.py \
+	tests/harness/test_edit.py tests/harness/test_merge.py tests/test_hostile_hub.py
+test-pythons:
+	@set -e; for v in $(PYTHONS); do \
+	  py=""; \
+	  for c in "$$(command -v python$$v || true)" $$HOME/.pyenv/versions/$$v.*/bin/python$$v; do \
+	    if [ -x "$$c" ] && "$$c" -c 'import sys' >/dev/null 2>&1; then py="$$c"; break; fi; \
+	  done; \
+	  if [ -z "$$py" ]; then echo "test-pythons: SKIPPED CPython $$v: no working python$$v on PATH or under pyenv"; continue; fi; \
+	  echo "test-pythons: CPython $$v ($$py)"; \
+	  [ -x .venv-py$$v/bin/python ] || "$$py" -m venv .venv-py$$v; \
+	  .venv-py$$v/bin/python -m pip install -q --upgrade pip; \
+	  .venv-py$$v/bin/python -m pip install -q -e '.[dev]'; \
+	  .venv-py$$v/bin/python -m compileall -q sciontool_py; \
+	  .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider $(PYTHON_SUBSET); \
+	done
+
 # The Hypothesis fuzz targets at length (make test runs them briefly).
 FUZZ_EXAMPLES ?= 20000
 fuzz: $(DEV)
@@ -63,4 +86,4 @@ e2e: $(BASE)
 	$(BIN)/python e2e/run.py $(E2E_HARNESSES)
 
 clean:
-	rm -rf $(VENV) $(FLOOR) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLOOR) .venv-py3.* build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -320,10 +320,10 @@ def agentino_fires(mode: str | None, fires: int) -> list[float]:
 def receive_alone(fires: int) -> list[float]:
     """Microseconds of hook.receive for the same events: the pipeline without agentino or the thread."""
     from sciontool_py.dialect.discover import find_dialect
-    from sciontool_py.handlers import agent_log
     from sciontool_py.hook import receive
+    from sciontool_py.log import writer
 
-    agent_log.set_quiet(True)  # as the hook and register() are: no stderr mirror
+    writer.set_quiet(True)  # as the hook and register() are: no stderr mirror
     spec = find_dialect("agentino")
     samples = []
     for i in range(fires + 10):

@@ -1,3 +1,3 @@
 """sciontool-py: Scion's agent hook pipe, both ends, in Python."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -324,12 +324,12 @@ CommandOpt = Annotated[
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
 
 
-def _scope(project: str | None, user: bool, command: str, force: bool = False) -> Scope:
+def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
     from sciontool_py.harness.base import Scope
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
-    if project is not None and not os.path.isdir(project):
+    if writes and project is not None and not os.path.isdir(project):
         # A typo must not create a project (or send core-agent up to a parent's .agents).
         raise SciontoolError(f"--project {project}: no such folder")
     return Scope(None if user else (project or "."), command, force)
@@ -381,7 +381,7 @@ def harness_show(
     """Print the hook configuration install would merge, and where; writes nothing."""
     from sciontool_py.harness import find_harness
 
-    typer.echo(find_harness(name).show(_scope(project, user, command)), nl=False)
+    typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
 
 
 def _command_path(args: list[str]) -> str:
@@ -408,6 +408,15 @@ def run(args: list[str]) -> int:
     """Run the app; every error, usage errors included, is one line on stderr and exit 1."""
     from sciontool_py.fastpath import error_line
 
+    if args and args[0] in ("--install-completion", "--show-completion"):
+        from sciontool_py import shell_completion
+
+        try:
+            sys.stdout.write(shell_completion.run(args[0], args[1:]))
+        except (SciontoolError, OSError) as exc:
+            error_line(f"sciontool {args[0]}: {exc}")
+            return 1
+        return 0
     try:
         code = app(args or ["--help"], prog_name="sciontool", standalone_mode=False)
     except typer.Exit as exc:

@@ -174,7 +174,7 @@ def update_fixture(chooser: DialectChooser, path: str) -> list[str]:
     if "response" in document or response is not None:
         document["response"] = response
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    from sciontool_py.handlers.files import write_file
+    from sciontool_py.fs import write_file
 
     try:
         write_file(path, text)

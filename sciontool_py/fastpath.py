@@ -105,10 +105,10 @@ def parse_args(
 
 
 def hook_command(args: list[str]) -> None:
-    from sciontool_py.handlers import agent_log
     from sciontool_py.hook import read_stdin, run_hook
+    from sciontool_py.log import writer
 
-    agent_log.set_quiet(True)  # the harness captures stderr; agent.log has every line
+    writer.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
@@ -128,7 +128,7 @@ def hook_command(args: list[str]) -> None:
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(answer.response)
         sys.stdout.flush()
-    from sciontool_py.handlers.files import home_dir
+    from sciontool_py.fs import home_dir
     from sciontool_py.telemetry import after_answer
 
     after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
@@ -151,10 +151,10 @@ def _positional_envelope(arg: str) -> bytes:
 
 
 def status_command(args: list[str]) -> None:
-    from sciontool_py.handlers import agent_log
+    from sciontool_py.log import writer
     from sciontool_py.status import report_status
 
-    agent_log.set_quiet(True)  # as hook: agent.log has the line
+    writer.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)

@@ -6,15 +6,14 @@ import os
 import sys
 
 from sciontool_py import gojson
-from sciontool_py.console import cut
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError
+from sciontool_py.fs import StateLock, failure, home_dir
 from sciontool_py.handlers import agent_info, agent_log
-from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
-from sciontool_py.handlers.files import StateLock, failure, home_dir
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
+from sciontool_py.log import writer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -57,11 +56,11 @@ def apply_event(
     failures: list[str] = []
     with StateLock(home) as lock:
         if lock.given_up:
-            agent_log.write_line(home, "", lock.given_up, level="WARN")
+            writer.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
         if agent_info.apply_event(info, event, input_tools, resumes_after_wait):
             _attempt(failures, agent_info.write, home, info)
-        agent_log.write_line(home, *agent_log.describe(event))
+        writer.write_line(home, *agent_log.describe(event))
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         if limits:
@@ -69,10 +68,12 @@ def apply_event(
             if exceeded:
                 agent_info.set_activity(info, "limits_exceeded")
                 _attempt(failures, agent_info.write, home, info)
-                agent_log.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
+                writer.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(home, exceeded)
     if hub_configured():
-        _report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts)
+        from sciontool_py.handlers.hub_update import report_to_hub
+
+        report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts)
     return failures
 
 
@@ -89,43 +90,8 @@ def log_failures(home: str, failures: list[str]) -> str:
     if not failures:
         return ""
     message = "cannot update agent state: " + "; ".join(failures)
-    agent_log.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
+    writer.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
     return message
-
-
-def _report_to_hub(
-    home: str,
-    event: CanonicalEvent,
-    activity: object,
-    waits_for_user: bool,
-    counts: dict[str, object] | None,
-) -> None:
-    """The hub handler's requests, in Scion's order: the assistant reply, the event's status
-    update, then (from the limits handler) the counts. The hook never reports
-    limits_exceeded: Scion's init does, when it stops the agent."""
-    from sciontool_py.assistant import AssistantContent
-    from sciontool_py.handlers.hub import Hub, status_body
-    from sciontool_py.handlers.hub_update import count_update, event_update, reply_body
-
-    hub = Hub.from_env(home)
-    if hub is None:
-        return
-    reply = event.text("assistant_text")
-    if reply and event.name in ("agent-end", "session-end"):
-        content = event.data.get("assistant_content")
-        thinking = isinstance(content, AssistantContent) and content.has_thinking()
-        body = reply_body(reply, thinking and event.name == "agent-end")
-        hub.report(home, event.name, "outbound-message", body, retries=0)
-    # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
-    text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
-    update = event_update(event.name, activity, text, waits_for_user)
-    if update is None:
-        skipped = f"Hub: no status update for {event.name} (local activity {activity})"
-        agent_log.write_line(home, "", skipped, level="DEBUG")
-    else:
-        hub.report(home, event.name, "status", status_body(update))
-    if counts is not None:
-        hub.report(home, event.name, "status", status_body(count_update(counts)))
 
 
 class Answer:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
-from sciontool_py.handlers import agent_info, agent_log
-from sciontool_py.handlers.files import StateLock, failure, home_dir
+from sciontool_py.fs import StateLock, failure, home_dir
+from sciontool_py.handlers import agent_info
+from sciontool_py.log import writer
 
 # type -> (activity, default message, log prefix)
 STATUS_TYPES = {
@@ -27,16 +28,16 @@ def report_status(status_type: str, message: str) -> None:
     failures: list[str] = []
     with StateLock(home) as lock:
         if lock.given_up:
-            agent_log.write_line(home, "", lock.given_up, level="WARN")
+            writer.write_line(home, "", lock.given_up, level="WARN")
         info = agent_info.read(home)
         agent_info.set_activity(info, activity)
         try:
             agent_info.write(home, info)
         except OSError as exc:
             failures.append(failure(exc))  # still logged and reported below, as in Scion
-        agent_log.write_line(home, activity, f"{prefix}: {cut(message)}")
+        writer.write_line(home, activity, f"{prefix}: {cut(message)}")
     if hub_configured():
-        from sciontool_py.handlers.hub import Hub, status_body
+        from sciontool_py.hub.client import Hub, status_body
 
         hub = Hub.from_env(home)
         if hub is not None:

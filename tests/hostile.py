@@ -6,8 +6,8 @@ a folder of the case's own, so a FIFO or link planted at /tmp/agent.log or
 /tmp/scion-limits-exceeded touches no other process, and what the hook wrote
 there can be checked; without root those cases are skipped.
 
-Every run asserts what holds in every case: the command returns within
-5 s, exits 0 or 1 (never 2), prints no traceback or internal error, and no
+Every run asserts what holds in every case: the command returns (within
+RETURN_WITHIN, the hang bound), exits 0 or 1 (never 2), prints no traceback or internal error, and no
 secret reaches stdout or stderr.  `settled()` asserts the rest: the state
 files are JSON objects with no seeded key lost, no temp file is left,
 nothing outside HOME changed and no secret was copied into HOME.
@@ -31,7 +31,11 @@ from pathlib import Path
 import pytest
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
-RETURN_WITHIN = 5.0  # the promise: whatever the machine does, the hook returns within this
+# The hang bound: every adversary here holds the hook for 60 s or forever, so a hook that
+# does not give up fails it, while a loaded 2-core machine stays far inside it. The bound
+# the code promises (its lock wait, its hub budget) is asserted per case, as a lower bound
+# or in CPU time.
+RETURN_WITHIN = 30.0
 SECRET = "hostile-secret-5d1f0c9e7b"
 TOKEN = "tok-hostile-9a8b7c6d5e4f3a21"
 SEED = {"keep": "me", "phase": "running", "activity": "thinking"}
@@ -66,10 +70,17 @@ if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
+    out.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 _probe: list[bool] = []
+
+
+def _measured(path: Path | None) -> tuple[int, float]:
+    if path is None:
+        return 0, 0.0
+    peak, cpu = path.read_text().split()
+    return int(peak), float(cpu)
 
 
 def private_tmp() -> bool:
@@ -92,12 +103,17 @@ def private_tmp() -> bool:
 
 
 class Run:
-    def __init__(self, returncode: int, stdout: bytes, stderr: bytes, elapsed: float, peak_kib: int) -> None:
+    def __init__(
+        self, returncode: int, stdout: bytes, stderr: bytes, elapsed: float, measured: tuple[int, float]
+    ) -> None:
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
         self.elapsed = elapsed
-        self.peak_mib = peak_kib / 1024  # measured only when started with measure=True
+        # Measured only when started with measure=True: peak RSS, and CPU seconds (user +
+        # system), which load on the machine does not change.
+        self.peak_mib = measured[0] / 1024
+        self.cpu = measured[1]
 
     @property
     def error(self) -> str:
@@ -178,7 +194,7 @@ class Machine:
     ) -> Started:
         """Start `sciontool COMMAND ARGS` with stdin; redirect is a shell redirection such as `2>&-`.
 
-        With measure, the run's peak RSS is measured (through a small parent process).
+        With measure, the run's peak RSS and CPU time are measured (through a small parent process).
         """
         data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
         n = len(list(self.runs.iterdir()))
@@ -218,7 +234,7 @@ class Machine:
             started.out.read_bytes(),
             started.err.read_bytes() if started.err else b"",
             elapsed,
-            int(started.peak.read_text()) if started.peak else 0,
+            _measured(started.peak),
         )
         assert run.returncode != 97, "the private /tmp could not be mounted"
         assert elapsed < RETURN_WITHIN, f"returned after {elapsed:.1f}s"

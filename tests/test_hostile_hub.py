@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import TIMED
-from hostile import TOKEN, Machine, RawServer, answer, request_headers
+from hostile import RETURN_WITHIN, TOKEN, Machine, RawServer, answer, request_headers
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
@@ -83,7 +83,7 @@ def test_a_trickling_hub_is_cut_off_at_the_one_deadline(machine: Machine, server
     runs = [machine.wait(s) for s in started]
     for run in runs:
         assert run.returncode == 0
-        assert 2.8 < run.elapsed < 5.0, run.elapsed  # 3 s of hub traffic plus starting Python
+        assert 2.8 < run.elapsed < RETURN_WITHIN, run.elapsed  # 3 s of traffic, then cut off
     assert failures(machine) == ["no complete answer within the time budget of 3s"] * 2
     machine.settled()
 
@@ -189,7 +189,8 @@ def test_an_https_hub_behind_a_proxy_is_reached_through_a_tunnel(
         TOOL_START, SCION_HUB_ENDPOINT="https://hub.invalid:8443", https_proxy=proxy.url
     )
     assert run.returncode == 0
-    assert proxy.requests[0].startswith(b"CONNECT hub.invalid:8443 HTTP/1.0\r\n")
+    # CPython 3.12 and later send HTTP/1.1 (and a Host header); earlier ones HTTP/1.0.
+    assert re.match(rb"CONNECT hub\.invalid:8443 HTTP/1\.[01]\r\n", proxy.requests[0]), proxy.requests[0]
     assert all(TOKEN.encode() not in request for request in proxy.requests)  # only inside TLS
     [error] = failures(machine)
     assert error.endswith("Tunnel connection failed: 403 Forbidden")

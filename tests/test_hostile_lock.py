@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TIMED
-from hostile import Machine
+from hostile import RETURN_WITHIN, Machine
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
@@ -33,10 +33,10 @@ def holding(home: Path, seconds: float) -> Iterator[subprocess.Popen[bytes]]:
 
 @pytest.fixture
 def held(machine: Machine) -> Iterator[subprocess.Popen[bytes]]:
-    yield from holding(machine.home, 12)
+    yield from holding(machine.home, 60)
 
 
-def test_a_lock_held_for_12_s_delays_hook_and_status_about_2_s(
+def test_a_lock_held_for_60_s_delays_hook_and_status_about_2_s(
     machine: Machine, held: subprocess.Popen[bytes]
 ) -> None:
     # Both at once: each waits on its own, so the test waits 2 s, not 4.
@@ -45,7 +45,7 @@ def test_a_lock_held_for_12_s_delays_hook_and_status_about_2_s(
     hook_run, status_run = machine.wait(hook), machine.wait(status)
     assert hook_run.returncode == status_run.returncode == 0
     for run in (hook_run, status_run):
-        assert 1.8 < run.elapsed < 4.5, run.elapsed  # waited the bound, not the holder's 12 s
+        assert 1.8 < run.elapsed < RETURN_WITHIN, run.elapsed  # waited the bound, not the holder's 60 s
     assert held.poll() is None  # the holder still holds it
     warnings = [line for line in machine.log() if line.startswith("[WARN]")]
     assert (
@@ -65,6 +65,6 @@ def test_a_lock_released_in_time_is_waited_for_and_taken(machine: Machine) -> No
     run = machine.hook(TOOL_START)
     holder.close()
     assert run.returncode == 0
-    assert 0.3 < run.elapsed < 2.0, run.elapsed  # waited for the holder, not for the bound
-    assert not any(line.startswith("[WARN]") for line in machine.log())
+    assert run.elapsed > 0.3, run.elapsed  # it waited for the holder...
+    assert not any(line.startswith("[WARN]") for line in machine.log())  # ...and took the lock
     assert machine.settled()["toolName"] == "grep"

@@ -18,7 +18,7 @@ import os
 from sciontool_py import gojson
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
-from sciontool_py.handlers.files import read_bytes, write_atomic
+from sciontool_py.fs import read_bytes, write_atomic
 
 MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
 _MAX_ENTRY_BYTES = 4 * MAX_DIALECT_BYTES  # the compiled form of the largest dialect, with room

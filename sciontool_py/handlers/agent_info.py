@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sciontool_py import gojson
 from sciontool_py.console import cut
-from sciontool_py.handlers.files import read_json_file, write_atomic
+from sciontool_py.fs import read_json_file, write_atomic
 from sciontool_py.vocabulary import (
     ACTIVITY_FOR_EVENT,
     NEW_WORK_EVENTS,

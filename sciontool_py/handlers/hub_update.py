@@ -1,13 +1,21 @@
-"""What the newest Scion hook tells the hub for each canonical event, event by event.
+"""What the newest Scion hook tells the hub for each canonical event, event by event, and
+report_to_hub, which sends it.
 
-Pure functions of the event and the activity agent-info.json holds once the
-status handler has applied it; `handlers.hub` sends what they return.
+The updates are pure functions of the event and the activity agent-info.json
+holds once the status handler has applied it; `hub.client` carries them.
 """
 
 from __future__ import annotations
 
+from sciontool_py.console import cut
 from sciontool_py.gojson import decode_utf8
+from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
+from sciontool_py.log.writer import write_line
 from sciontool_py.vocabulary import STICKY_ACTIVITIES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.event import CanonicalEvent
 
 REPLY_LIMIT = 64 * 1024  # bytes of assistant text the hub's message store takes
 _STEP_ENDS = ("tool-end", "agent-end", "model-end")
@@ -68,3 +76,38 @@ def reply_body(text: str, has_thinking: bool) -> dict[str, object]:
         text = decode_utf8(data[:REPLY_LIMIT]) + "\n[truncated]"
     metadata = {"source": "hook", **({"has_thinking": "true"} if has_thinking else {})}
     return {"msg": text, "type": "assistant-reply", "visibility": "verbose", "metadata": metadata}
+
+
+def report_to_hub(
+    home: str,
+    event: CanonicalEvent,
+    activity: object,
+    waits_for_user: bool,
+    counts: dict[str, object] | None,
+) -> None:
+    """The hub handler's requests, in Scion's order: the assistant reply, the event's status
+    update, then (from the limits handler) the counts. The hook never reports
+    limits_exceeded: Scion's init does, when it stops the agent."""
+    # Imported here: http.client costs more than the rest of the hook, and only a hub needs it.
+    from sciontool_py.assistant import AssistantContent
+    from sciontool_py.hub.client import Hub, status_body
+
+    hub = Hub.from_env(home)
+    if hub is None:
+        return
+    reply = event.text("assistant_text")
+    if reply and event.name in ("agent-end", "session-end"):
+        content = event.data.get("assistant_content")
+        thinking = isinstance(content, AssistantContent) and content.has_thinking()
+        body = reply_body(reply, thinking and event.name == "agent-end")
+        hub.report(home, event.name, "outbound-message", body, retries=0)
+    # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
+    text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
+    update = event_update(event.name, activity, text, waits_for_user)
+    if update is None:
+        skipped = f"Hub: no status update for {event.name} (local activity {activity})"
+        write_line(home, "", skipped, level="DEBUG")
+    else:
+        hub.report(home, event.name, "status", status_body(update))
+    if counts is not None:
+        hub.report(home, event.name, "status", status_body(count_update(counts)))

@@ -6,8 +6,8 @@ import os
 import time
 
 from sciontool_py import gojson
-from sciontool_py.handlers.agent_log import write_line
-from sciontool_py.handlers.files import failure, read_json_file, shared_tmp, write_atomic
+from sciontool_py.fs import failure, read_json_file, shared_tmp, write_atomic
+from sciontool_py.log.writer import write_line
 
 FILE = "agent-limits.json"
 TRIGGER_NAME = "scion-limits-exceeded"  # in shared_tmp(): Scion's init watches /tmp/scion-limits-exceeded

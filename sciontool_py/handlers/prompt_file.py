@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sciontool_py.handlers.files import regular_size, write_atomic
+from sciontool_py.fs import regular_size, write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import difflib
 import os
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.handlers.files import write_file
+from sciontool_py.fs import write_file
 
 BACKUP_SUFFIX = ".bak"
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fastpath import ERROR_LIMIT
-from sciontool_py.handlers import agent_log
-from sciontool_py.handlers.files import home_dir
+from sciontool_py.fs import home_dir
+from sciontool_py.log import writer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def register(
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    agent_log.set_quiet(True)  # as `sciontool hook`: agent.log has every line, the app's stderr none
+    writer.set_quiet(True)  # as `sciontool hook`: agent.log has every line, the app's stderr none
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciontool-hook")
     for event in EVENTS:
         hook_manager.register(event, callback=relay(spec, event, worker))
@@ -138,4 +138,4 @@ def log_failure(event: str, exc: Exception) -> None:
     else:
         message = f"internal error: {type(exc).__name__}: {exc}"
     line = cut(f"sciontool hook --event={event}: {message}", ERROR_LIMIT)
-    agent_log.write_line(home_dir(), "", line, level="ERROR")
+    writer.write_line(home_dir(), "", line, level="ERROR")

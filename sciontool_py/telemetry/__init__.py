@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import time
 
-from sciontool_py.handlers.agent_log import write_line
-from sciontool_py.handlers.files import failure
+from sciontool_py.fs import failure
+from sciontool_py.log.writer import write_line
 from sciontool_py.telemetry import settings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -68,7 +68,7 @@ def _debug(home: str, message: str) -> None:
 def _hub_configured(home: str, env: Mapping[str, str]) -> bool:
     if not (env.get("SCION_HUB_ENDPOINT") or env.get("SCION_HUB_URL")):
         return False
-    from sciontool_py.handlers.hub import Hub  # imported by the hub handler already
+    from sciontool_py.hub.client import Hub  # imported by the hub handler already
 
     return Hub.from_env(home, warn=False) is not None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from sciontool_py.handlers.files import ensure_folder, failure, read_bytes, write_atomic
+from sciontool_py.fs import ensure_folder, failure, read_bytes, write_atomic
 
 FILE = ".scion/telemetry-spans.json"
 VERSION = 1

@@ -19,8 +19,8 @@ import os
 import time
 
 from sciontool_py import gojson
-from sciontool_py.handlers.agent_log import timestamp, write_line
-from sciontool_py.handlers.files import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
+from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
+from sciontool_py.log.writer import timestamp, write_line
 from sciontool_py.telemetry.settings import SPAN_NAMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from sciontool_py.handlers.files import ensure_folder, open_folder, read_bytes, remove, write_atomic
+from sciontool_py.fs import ensure_folder, open_folder, read_bytes, remove, write_atomic
 
 FOLDER = ".scion/telemetry"
 MAX_RECORDS = 1000

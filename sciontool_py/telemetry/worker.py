@@ -20,8 +20,8 @@ import os
 import time
 
 from sciontool_py.console import cut
-from sciontool_py.handlers import agent_log
-from sciontool_py.handlers.files import failure
+from sciontool_py.fs import failure
+from sciontool_py.log import writer
 from sciontool_py.telemetry import session, settings, spool
 from sciontool_py.telemetry.launch import WORKER_FD
 from sciontool_py.telemetry.mapping import Translation, translate
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 def main(argv: list[str]) -> int:
     home = argv[argv.index("--home") + 1]
-    agent_log.set_quiet(True)
+    writer.set_quiet(True)
     try:
         if "--reports" in argv:
             send_reports(home)
@@ -49,14 +49,14 @@ def main(argv: list[str]) -> int:
 
 
 def debug(home: str, message: str) -> None:
-    agent_log.write_line(home, "", cut(message, 1000), level="DEBUG")
+    writer.write_line(home, "", cut(message, 1000), level="DEBUG")
 
 
 def send_reports(home: str) -> None:
     summaries = session.claim(home)
     if not summaries:
         return
-    from sciontool_py.handlers.hub import Hub
+    from sciontool_py.hub.client import Hub
 
     hub = Hub.from_env(home)
     if hub is None:

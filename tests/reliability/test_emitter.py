@@ -1,4 +1,4 @@
-"""The sender with real processes, for what tests/test_emitter_process.py does not cover:
+"""The sender with real processes, for what tests/emitter/test_process.py does not cover:
 daemons that fork twice or detach, and gates proven by a command that would leave a file."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TIMED
-from test_emitter_process import fire_agent_end, leftovers, processes_running
+from conftest import HANG_BOUND, TIMED
+from emitter.test_process import fire_agent_end, leftovers, processes_running
 
 from sciontool_py.emitter import DenyPatterns, Dispatcher
 from sciontool_py.emitter.config import parse_hooks
@@ -25,7 +25,7 @@ def test_a_double_forked_daemon_is_killed_with_the_group_at_the_timeout(leftover
     # The subshell exits at once, so `sleep 30.126` is re-parented to init but stays in the group.
     command = "(sleep 30.126 &); sleep 30.127"
     elapsed, report = fire_agent_end([{"command": command, "timeout_seconds": 1}])
-    assert 0.9 < elapsed < 2.5, elapsed
+    assert 0.9 < elapsed < HANG_BOUND, elapsed
     assert report.endswith("timed out after 1s; killed it and every process it started\n")
     assert processes_running("sleep 30.126") == [] and processes_running("sleep 30.127") == []
 
@@ -34,8 +34,8 @@ def test_a_detached_daemon_that_lets_go_of_the_output_is_abandoned_at_once(lefto
     leftovers.append("sleep 30.128")
     # A well-behaved daemon: new session, output closed. Nothing holds the agent.
     command = "setsid sleep 30.128 >/dev/null 2>&1 </dev/null & echo started"
-    elapsed, report = fire_agent_end([{"command": command, "timeout_seconds": 5}])
-    assert elapsed < 1.0, elapsed
+    elapsed, report = fire_agent_end([{"command": command, "timeout_seconds": 60}])
+    assert elapsed < HANG_BOUND, elapsed  # not the 60 s timeout: nothing held the agent
     assert report == ""
     assert processes_running("sleep 30.128") != []  # left alone, as core-agent leaves it
 

@@ -19,7 +19,7 @@ from sciontool_py.dialect.normalize import normalize
 from sciontool_py.emitter import envelope
 from sciontool_py.emitter.firing import ThinkingWindow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = sorted((ROOT / "fixtures" / "core-agent").glob("*.json")) + sorted(
     (ROOT / "tests" / "data" / "emitter").glob("*.json")
 )

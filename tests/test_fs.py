@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from sciontool_py.handlers import files
+from sciontool_py import fs
 
 
 def test_home_is_home_or_scions_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert files.home_dir() == str(tmp_path)
+    assert fs.home_dir() == str(tmp_path)
     monkeypatch.setenv("HOME", "")
-    assert files.home_dir() == "/home/scion"
+    assert fs.home_dir() == "/home/scion"
     monkeypatch.delenv("HOME")
-    assert files.home_dir() == "/home/scion"
+    assert fs.home_dir() == "/home/scion"
 
 
 def test_the_lock_makes_a_second_holder_wait(tmp_path: Path) -> None:
@@ -27,12 +27,12 @@ def test_the_lock_makes_a_second_holder_wait(tmp_path: Path) -> None:
 
     def second() -> None:
         held.wait()
-        with files.StateLock(str(tmp_path)):
+        with fs.StateLock(str(tmp_path)):
             order.append("second")
 
     thread = threading.Thread(target=second)
     thread.start()
-    with files.StateLock(str(tmp_path)):
+    with fs.StateLock(str(tmp_path)):
         held.set()
         time.sleep(0.2)  # the other thread is blocked on the lock meanwhile
         order.append("first")
@@ -41,12 +41,12 @@ def test_the_lock_makes_a_second_holder_wait(tmp_path: Path) -> None:
 
 
 def test_the_lock_is_released_on_an_error(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), files.StateLock(str(tmp_path)):
+    with pytest.raises(RuntimeError), fs.StateLock(str(tmp_path)):
         raise RuntimeError("handler failed")
     acquired = threading.Event()
 
     def take() -> None:
-        with files.StateLock(str(tmp_path)):
+        with fs.StateLock(str(tmp_path)):
             acquired.set()
 
     thread = threading.Thread(target=take)
@@ -56,18 +56,18 @@ def test_the_lock_is_released_on_an_error(tmp_path: Path) -> None:
 
 
 def test_a_folder_that_cannot_be_locked_is_not_an_error(tmp_path: Path) -> None:
-    with files.StateLock(str(tmp_path / "missing")) as lock:
+    with fs.StateLock(str(tmp_path / "missing")) as lock:
         assert lock.fd == -1
     (tmp_path / "file").write_text("")
-    with files.StateLock(str(tmp_path / "file")) as lock:
+    with fs.StateLock(str(tmp_path / "file")) as lock:
         assert lock.fd == -1
 
 
 def test_reading_a_json_object(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
-    assert files.read_json_file(str(tmp_path), "state.json") == ({}, "")  # missing: empty, no complaint
+    assert fs.read_json_file(str(tmp_path), "state.json") == ({}, "")  # missing: empty, no complaint
     path.write_text('{"turn_count": 2, "nested": {"a": [1]}}')
-    assert files.read_json_file(str(tmp_path), "state.json") == (
+    assert fs.read_json_file(str(tmp_path), "state.json") == (
         {"turn_count": 2.0, "nested": {"a": [1.0]}},
         "",
     )
@@ -86,7 +86,7 @@ def test_reading_a_json_object(tmp_path: Path) -> None:
 def test_a_damaged_file_reads_as_empty_and_says_why(tmp_path: Path, content: bytes, problem: str) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(content)
-    value, why = files.read_json_file(str(tmp_path), "state.json")
+    value, why = fs.read_json_file(str(tmp_path), "state.json")
     assert value == {}
     assert why.startswith(problem.format(path=path))
     assert "\n" not in why
@@ -94,7 +94,7 @@ def test_a_damaged_file_reads_as_empty_and_says_why(tmp_path: Path, content: byt
 
 def test_an_unreadable_file_reads_as_empty_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "state.json").mkdir()
-    assert files.read_json_file(str(tmp_path), "state.json") == (
+    assert fs.read_json_file(str(tmp_path), "state.json") == (
         {},
         f"reading {tmp_path / 'state.json'}: not a single-link regular file (refused)",
     )
@@ -102,20 +102,20 @@ def test_an_unreadable_file_reads_as_empty_and_says_why(tmp_path: Path) -> None:
 
 def test_a_failure_names_the_file_first() -> None:
     assert (
-        files.failure(OSError(13, "Permission denied", "/h/agent-info.json"))
+        fs.failure(OSError(13, "Permission denied", "/h/agent-info.json"))
         == "/h/agent-info.json: Permission denied"
     )
-    assert files.failure(OSError(28, "No space left on device")) == "No space left on device"
-    assert files.failure(OSError("odd")) == "odd"
+    assert fs.failure(OSError(28, "No space left on device")) == "No space left on device"
+    assert fs.failure(OSError("odd")) == "odd"
 
 
 def test_an_atomic_write_replaces_the_whole_file_with_the_mode_asked(tmp_path: Path) -> None:
     path = tmp_path / "agent-limits.json"
     path.write_text("old content that is longer than the new")
-    files.write_atomic(str(tmp_path), path.name, "new é")
+    fs.write_atomic(str(tmp_path), path.name, "new é")
     assert path.read_text(encoding="utf-8") == "new é"
     assert os.stat(path).st_mode & 0o777 == 0o644
-    files.write_atomic(str(tmp_path), path.name, "private", mode=0o600)
+    fs.write_atomic(str(tmp_path), path.name, "private", mode=0o600)
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent-limits.json"]
 
@@ -123,7 +123,7 @@ def test_an_atomic_write_replaces_the_whole_file_with_the_mode_asked(tmp_path: P
 def test_a_reader_sees_the_old_or_the_new_file_never_a_part(tmp_path: Path) -> None:
     path = tmp_path / "agent-info.json"
     old, new = "a" * 100_000, "b" * 200_000
-    files.write_atomic(str(tmp_path), path.name, old)
+    fs.write_atomic(str(tmp_path), path.name, old)
     stop = threading.Event()
     seen: set[str] = set()
 
@@ -134,8 +134,8 @@ def test_a_reader_sees_the_old_or_the_new_file_never_a_part(tmp_path: Path) -> N
     reader = threading.Thread(target=read)
     reader.start()
     for _ in range(50):
-        files.write_atomic(str(tmp_path), path.name, new)
-        files.write_atomic(str(tmp_path), path.name, old)
+        fs.write_atomic(str(tmp_path), path.name, new)
+        fs.write_atomic(str(tmp_path), path.name, old)
     stop.set()
     reader.join()
     assert seen <= {old, new} and seen
@@ -145,15 +145,14 @@ def test_a_failed_write_names_the_target_and_leaves_no_temp_file(tmp_path: Path)
     target = tmp_path / "agent-info.json"
     target.mkdir()  # the rename onto a folder fails
     with pytest.raises(OSError) as caught:
-        files.write_atomic(str(tmp_path), target.name, "{}")
+        fs.write_atomic(str(tmp_path), target.name, "{}")
     assert caught.value.filename == str(target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent-info.json"]
     with pytest.raises(OSError) as caught:
-        files.write_atomic(str(tmp_path / "missing"), "agent-info.json", "{}")  # the folder is gone
+        fs.write_atomic(str(tmp_path / "missing"), "agent-info.json", "{}")  # the folder is gone
     assert caught.value.filename == str(tmp_path / "missing" / "agent-info.json")
     assert (
-        files.failure(caught.value)
-        == f"{tmp_path / 'missing' / 'agent-info.json'}: No such file or directory"
+        fs.failure(caught.value) == f"{tmp_path / 'missing' / 'agent-info.json'}: No such file or directory"
     )
 
 
@@ -162,7 +161,7 @@ def test_a_symlink_planted_at_the_temp_name_is_not_followed(tmp_path: Path) -> N
     victim.write_text("untouched")
     (tmp_path / f".agent-info-{os.getpid()}.tmp").symlink_to(victim)
     try:
-        files.write_atomic(str(tmp_path), "agent-info.json", "{}")
+        fs.write_atomic(str(tmp_path), "agent-info.json", "{}")
     except OSError:
         pass  # refusing is fine; writing through the link is not
     assert victim.read_text() == "untouched"

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 from conftest import Agent
 
-from sciontool_py.handlers.agent_log import timestamp
-from sciontool_py.handlers.log_level import LEVELS, parse_spec
+from sciontool_py.log.level import LEVELS, parse_spec
+from sciontool_py.log.writer import timestamp
 
 AT = 1796008365 * 10**9  # 2026-11-30T03:12:45Z
 PROMPT: dict[str, object] = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the build"}

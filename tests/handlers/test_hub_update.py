@@ -1,7 +1,7 @@
 """What the hook tells the hub for each event, in-process (SPEC §4's table): the status update per
 event and local activity, the counts update, and the assistant reply.
 
-The same table through real hook processes and a real hub is in test_hub_updates.py.
+The same table through real hook processes and a real hub is in handlers/test_hub_update_cli.py.
 """
 
 from __future__ import annotations

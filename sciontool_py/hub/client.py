@@ -5,7 +5,7 @@ than the rest of the hook.  All hub traffic of one hook call shares one
 wall-clock deadline, however slowly a server answers; no output carries the
 token or a password from the endpoint or proxy URL.  A failure is one ERROR
 line in agent.log and never fails the hook.  The HTTP itself (no redirects,
-proxies, basic auth) is in hub_http.
+proxies, basic auth) is in transport.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import time
 
 from sciontool_py import gojson
 from sciontool_py.console import cut, escape_controls
-from sciontool_py.handlers import hub_http
-from sciontool_py.handlers.agent_log import write_line
-from sciontool_py.handlers.files import failure, read_bytes
-from sciontool_py.handlers.hub_http import HubError, Refused
+from sciontool_py.fs import failure, read_bytes
+from sciontool_py.hub import transport
+from sciontool_py.hub.transport import HubError, Refused
+from sciontool_py.log.writer import write_line
 
 BUDGET_SECONDS = 3.0  # all hub traffic of one hook call, retries included
 CALL_SECONDS = 5.0  # Scion's timeout of one call, within what is left of the budget
@@ -57,7 +57,7 @@ class Hub:
 
         userinfo = endpoint.partition("://")[2].partition("/")[0].rpartition("@")[0]
         password = userinfo.partition(":")[2]
-        secrets = {token, password, unquote(password), *hub_http.proxy_passwords()}
+        secrets = {token, password, unquote(password), *transport.proxy_passwords()}
         self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
 
     @classmethod
@@ -128,7 +128,7 @@ class Hub:
             attempt += 1
             timeout = min(CALL_SECONDS, self.deadline - time.monotonic())
             try:
-                hub_http.post(self.endpoint, f"{self.agent_id}/{path}", headers, body, timeout)
+                transport.post(self.endpoint, f"{self.agent_id}/{path}", headers, body, timeout)
                 return
             except Refused as exc:
                 raise HubError(self.describe(exc)) from None

@@ -112,7 +112,12 @@ def test_a_claude_session_exports_scions_spans_logs_and_metrics(
 ) -> None:
     found, where = receiver
     run_session(agent, {**SCION, **where})
-    found.wait_for(lambda: len(found.logs()) == 7 and found.points("agent.session.count"))
+    # Spans, logs and metrics travel in separate exports: wait for all three.
+    found.wait_for(
+        lambda: (
+            len(found.spans()) == 6 and len(found.logs()) == 7 and bool(found.points("agent.session.count"))
+        )
+    )
     wait_idle(agent.home)
 
     spans = sorted(found.spans(), key=lambda s: s.item.start_time_unix_nano)  # type: ignore[attr-defined]

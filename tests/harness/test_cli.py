@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Agent
-from test_harness_merge import harness
+
+from harness.test_merge import harness
 
 CLAUDE_WITH_FAILURES = """\
 dialect: claude
@@ -392,7 +393,7 @@ def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
     assert agent.info == {"activity": "completed"}
 
 
-@pytest.mark.parametrize("action", ["install", "uninstall", "show"])
+@pytest.mark.parametrize("action", ["install", "uninstall"])
 def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
     tmp_path: Path, home: Path, action: str
 ) -> None:

