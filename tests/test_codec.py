@@ -151,6 +151,11 @@ def test_normalize_writes_the_reference_bytes_on_float_rich_envelopes(
     assert out.getvalue() == expected
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="orjson reads the integer -0 as 0; finding it in each line cost 12% of normalize "
+    "(docs/differences.md)",
+)
 @pytest.mark.parametrize("zero", ["-0", "[-0]", "-0 ", '{"z":-0}'])
 def test_the_integer_minus_zero_is_written_as_go_writes_it(zero: str) -> None:
     """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0."""

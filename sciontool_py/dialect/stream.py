@@ -71,18 +71,6 @@ def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callab
 _BLANK = object()
 
 
-def _negative_zero(line: bytes) -> bool:
-    """Whether line may hold the integer -0, which orjson reads as 0 and Go as the float -0
-    (written back "-0"). A "-0" inside a string only sends the line to GoCodec for nothing."""
-    at = line.find(b"-0")
-    while at != -1:
-        after = line[at + 2 : at + 3]
-        if not after or after not in b".0123456789eE":  # not -0.5, -05 (invalid), -0e1
-            return True
-        at = line.find(b"-0", at + 2)
-    return False
-
-
 def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -> object:
     """Decode a line the codec's parser refused: blank, Go-valid after all (orjson refuses
     lone surrogate escapes and invalid UTF-8, which Go reads as U+FFFD), the start of one
@@ -111,7 +99,6 @@ def normalize_stream(
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
     loads, line_of = codec.loads, event_writer(spec, include_raw, codec)
-    exact = codec is GO
     pending: list[bytes] = []
     append = pending.append
     written = 0
@@ -119,8 +106,6 @@ def normalize_stream(
         for number, line in enumerate(stream, 1):
             try:
                 payload = loads(line)
-                if not exact and b"-0" in line and _negative_zero(line):
-                    payload = GO.loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:
