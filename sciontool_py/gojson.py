@@ -173,33 +173,26 @@ def format_float(value: float) -> str:
     """Format a float64 as Go's encoding/json does.
 
     Go writes the shortest digits that read back as the same float64 (repr
-    finds the same ones): plain decimal for 1e-6 <= |x| < 1e21, otherwise
-    exponent form without leading zeros in the exponent (1e-7, 1e+21).
+    finds the same ones): plain decimal for 1e-6 <= |x| < 1e21 (and zero, -0
+    kept), otherwise exponent form without leading zeros in the exponent
+    (1e-7, 1e+21).
     """
-    if value != value or value in (float("inf"), float("-inf")):
-        raise JSONError("NaN and infinite numbers have no JSON form")
-    if value == 0:
-        return "-0" if str(value)[0] == "-" else "0"
+    text = repr(value)  # the shortest digits; fixed notation for 1e-4 <= |x| < 1e16 and zero
+    if "e" not in text:
+        if "n" in text:
+            raise JSONError("NaN and infinite numbers have no JSON form")  # inf, nan
+        return text[:-2] if text.endswith(".0") else text  # Go writes no ".0"
+    mantissa, _, exp_text = text.partition("e")
+    exponent = int(exp_text)
+    if exponent < -6 or exponent >= 21:  # |x| < 1e-6 or >= 1e21: Go's exponent form too
+        return text.replace("e-0", "e-")  # repr's "1e-07" is Go's "1e-7"; "1e+21" as it is
+    # Go's fixed notation where repr has an exponent: the digits, the point after `point` of them.
     sign = "-" if value < 0 else ""
-    # repr writes "ddd.ddd" or "d.ddde-XX"; keep its significant digits and where the point falls.
-    mantissa, _, exp_text = repr(abs(value)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    if frac == "0":
-        frac = ""  # repr's "100.0"
-    all_digits = whole + frac
-    significant = all_digits.lstrip("0")  # "0.00123" -> "123"
-    # The decimal point follows the first `point` significant digits (point <= 0: zeros come first).
-    point = len(whole) + int(exp_text or 0) - (len(all_digits) - len(significant))
-    digits = significant.rstrip("0") or "0"
-    if abs(value) < 1e-6 or abs(value) >= 1e21:
-        exponent = point - 1
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent)}"
-    if point <= 0:
+    digits = mantissa.lstrip("-").replace(".", "")
+    point = exponent + 1
+    if point <= 0:  # 1e-6 <= |x| < 1e-4
         return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return f"{sign}{digits[:point]}.{digits[point:]}"
+    return sign + digits + "0" * (point - len(digits))  # 1e16 <= |x| < 1e21: integral
 
 
 def _string(value: str) -> str:

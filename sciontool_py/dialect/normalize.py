@@ -92,7 +92,7 @@ def event_data(
     codec: GoCodec,
 ) -> dict[str, object]:
     """The data fields of the event `name` (by `mapping`, if any) from an envelope."""
-    encode = codec.marshal
+    encode = codec.payload_text
     data: dict[str, object] = {}
     for field, value in payload.items():  # envelopes have few keys; cheaper than a set intersection
         if field in DEFAULT_KEYS:
