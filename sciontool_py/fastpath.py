@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import sys
 
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError, SciontoolError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sciontool_py.log.writer import AgentLog
 
 _DIALECT_OPTIONS = """\
   --dialect NAME        dialect to read the envelope with (default: claude, as in Scion)
@@ -104,17 +106,15 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str]) -> None:
+def hook_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.hook import read_stdin, run_hook
-    from sciontool_py.log import writer
 
-    writer.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
         from sciontool_py.status import report_status
 
-        report_status(positional[0], " ".join(positional[1:]))
+        report_status(positional[0], " ".join(positional[1:]), log)
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
@@ -123,15 +123,15 @@ def hook_command(args: list[str]) -> None:
         options.get("--dialect"),
         options.get("--dialect-file"),
         _positional_envelope(positional[0]) if positional else read_stdin(),
+        log,
         options.get("--event"),
     )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         sys.stdout.write(answer.response)
         sys.stdout.flush()
-    from sciontool_py.fs import home_dir
     from sciontool_py.telemetry import after_answer
 
-    after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
+    after_answer(log, answer)  # once answered: the export happens where the harness does not wait
     if answer.failure:
         raise SciontoolError(answer.failure)
 
@@ -145,16 +145,13 @@ def _positional_envelope(arg: str) -> bytes:
         try:
             if isinstance(gojson.loads(arg), dict):
                 return os.fsencode(arg)
-        except gojson.JSONError:
+        except JSONError:
             pass
     return gojson.dumps({"hook_event_name": arg}).encode()
 
 
-def status_command(args: list[str]) -> None:
-    from sciontool_py.log import writer
+def status_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.status import report_status
-
-    writer.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)
@@ -163,10 +160,10 @@ def status_command(args: list[str]) -> None:
     args = args[:cut] + args[cut + 1 :]
     if not args or (cut > 0 and args[0].startswith("-")):
         raise SciontoolError(f"missing status type ({STATUS_USAGE})")
-    report_status(args[0], " ".join(args[1:]))
+    report_status(args[0], " ".join(args[1:]), log)
 
 
-def normalize_command(args: list[str]) -> None:
+def normalize_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.dialect.discover import resolve
     from sciontool_py.dialect.stream import normalize_files
 
@@ -175,21 +172,30 @@ def normalize_command(args: list[str]) -> None:
     normalize_files(spec, files, "--raw" in options)
 
 
-COMMANDS: dict[str, Callable[[list[str]], None]] = {
+COMMANDS: dict[str, Callable[[list[str], AgentLog], None]] = {
     "hook": hook_command,
     "status": status_command,
     "normalize": normalize_command,
 }
 
 
-def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> int:
+def guarded(
+    command: str, run: Callable[[list[str], AgentLog], None], args: list[str], log: AgentLog | None = None
+) -> int:
     """Run a command so that no input can make it exit 2 or print a traceback.
 
     Exit 2 means "block this tool call" to Claude-family harnesses; the hook
-    only observes, so every failure is a one-line message and exit 1.
+    only observes, so every failure is a one-line message and exit 1; an
+    internal error's traceback goes to agent.log at DEBUG. log: the command's
+    agent.log (by default HOME's, quiet: the harness captures stderr).
     """
+    if log is None:
+        from sciontool_py.fs import home_dir
+        from sciontool_py.log.writer import AgentLog
+
+        log = AgentLog(home_dir(), quiet=True)
     try:
-        run(args)
+        run(args, log)
     except HelpRequested:
         sys.stdout.write(HELP[command])
         return 0
@@ -203,6 +209,7 @@ def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> 
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         return 1
     except Exception as exc:  # last line of defence for an observer
+        log.traceback(f"sciontool {command}", exc)
         error_line(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}")
         return 1
     return 0

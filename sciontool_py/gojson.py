@@ -14,16 +14,12 @@ from __future__ import annotations
 from _json import encode_basestring as _encode_str
 from _json import make_scanner as _make_scanner
 
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator
-
-
-class JSONError(SciontoolError, ValueError):
-    """The input is not JSON that Go's decoder would accept."""
 
 
 def _number(text: str) -> float:

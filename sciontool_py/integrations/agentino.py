@@ -26,7 +26,7 @@ from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fastpath import ERROR_LIMIT
 from sciontool_py.fs import home_dir
-from sciontool_py.log import writer
+from sciontool_py.log.writer import AgentLog
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing
 if TYPE_CHECKING:
@@ -82,10 +82,12 @@ def register(
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    writer.set_quiet(True)  # as `sciontool hook`: agent.log has every line, the app's stderr none
+    log = AgentLog(
+        home_dir(), quiet=True
+    )  # as `sciontool hook`: agent.log has every line, the app's stderr none
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciontool-hook")
     for event in EVENTS:
-        hook_manager.register(event, callback=relay(spec, event, worker))
+        hook_manager.register(event, callback=relay(spec, event, worker, log))
 
 
 def command_line(executable: str, dialect: str, event: str) -> str:
@@ -95,7 +97,9 @@ def command_line(executable: str, dialect: str, event: str) -> str:
     return f"{shlex.quote(executable)} hook --dialect={shlex.quote(dialect)} --event={event}"
 
 
-def relay(spec: DialectSpec, event: str, worker: Executor) -> Callable[[dict[str, object]], Awaitable[None]]:
+def relay(
+    spec: DialectSpec, event: str, worker: Executor, log: AgentLog
+) -> Callable[[dict[str, object]], Awaitable[None]]:
     """The callback for one event: the context, as a command hook would read it, to the worker."""
     import asyncio
     import json
@@ -110,32 +114,34 @@ def relay(spec: DialectSpec, event: str, worker: Executor) -> Callable[[dict[str
             # read the same event; a value JSON cannot hold is written as its str() instead
             # of costing the event.
             payload = parse_envelope(json.dumps(context, default=str).encode())
-            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, payload, event)
+            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, payload, event, log)
         except Exception as exc:  # an observer: nothing reaches agentino
-            log_failure(event, exc)
+            log_failure(log, event, exc)
 
     return callback
 
 
-def deliver(spec: DialectSpec, payload: object, event: str) -> None:
+def deliver(spec: DialectSpec, payload: object, event: str, log: AgentLog) -> None:
     """One decoded context through the receiver's pipeline (on the worker thread); never raises."""
     from sciontool_py.hook import receive
 
     try:
-        answer = receive(spec, payload, event)
+        answer = receive(spec, payload, log, event)
     except Exception as exc:
-        log_failure(event, exc)
+        log_failure(log, event, exc)
         return
     from sciontool_py.telemetry import after_answer
 
-    after_answer(home_dir(), answer)  # as the hook does once it has answered; never raises
+    after_answer(log, answer)  # as the hook does once it has answered; never raises
 
 
-def log_failure(event: str, exc: Exception) -> None:
-    """The hook's one-line error, in agent.log: the application's stderr is not the agent's."""
+def log_failure(log: AgentLog, event: str, exc: Exception) -> None:
+    """The hook's one-line error, in agent.log: the application's stderr is not the agent's;
+    an internal error's traceback too, at DEBUG."""
+    where = f"sciontool hook --event={event}"
     if isinstance(exc, SciontoolError):
         message = str(exc)
     else:
+        log.traceback(where, exc)
         message = f"internal error: {type(exc).__name__}: {exc}"
-    line = cut(f"sciontool hook --event={event}: {message}", ERROR_LIMIT)
-    writer.write_line(home_dir(), "", line, level="ERROR")
+    log.write("", cut(f"{where}: {message}", ERROR_LIMIT), level="ERROR")

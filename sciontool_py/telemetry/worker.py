@@ -21,7 +21,7 @@ import time
 
 from sciontool_py.console import cut
 from sciontool_py.fs import failure
-from sciontool_py.log import writer
+from sciontool_py.log.writer import AgentLog
 from sciontool_py.telemetry import session, settings, spool
 from sciontool_py.telemetry.launch import WORKER_FD
 from sciontool_py.telemetry.mapping import Translation, translate
@@ -36,47 +36,47 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str]) -> int:
-    home = argv[argv.index("--home") + 1]
-    writer.set_quiet(True)
+    log = AgentLog(argv[argv.index("--home") + 1], quiet=True)
     try:
         if "--reports" in argv:
-            send_reports(home)
+            send_reports(log)
         if "--drain" in argv:
-            Drainer(home, WORKER_FD).run()
+            Drainer(log, WORKER_FD).run()
     except Exception as exc:  # a worker only reports
-        debug(home, f"Hook telemetry worker stopped: {type(exc).__name__}: {exc}")
+        debug(log, f"Hook telemetry worker stopped: {type(exc).__name__}: {exc}")
     return 0
 
 
-def debug(home: str, message: str) -> None:
-    writer.write_line(home, "", cut(message, 1000), level="DEBUG")
+def debug(log: AgentLog, message: str) -> None:
+    log.debug(cut(message, 1000))
 
 
-def send_reports(home: str) -> None:
-    summaries = session.claim(home)
+def send_reports(log: AgentLog) -> None:
+    summaries = session.claim(log)
     if not summaries:
         return
     from sciontool_py.hub.client import Hub
 
-    hub = Hub.from_env(home)
+    hub = Hub.from_env(log.home, log)
     if hub is None:
-        debug(home, "Session metrics: the hub is no longer configured; reports dropped")
+        debug(log, "Session metrics: the hub is no longer configured; reports dropped")
     else:
         for summary in summaries:
-            hub.report(home, "session-end", "metrics", session.payload(summary, time.time_ns()))
-    session.complete(home, [str(s["SessionID"]) for s in summaries])
+            hub.report("session-end", "metrics", session.payload(summary, time.time_ns()))
+    session.complete(log, [str(s["SessionID"]) for s in summaries])
 
 
 class Drainer:
-    def __init__(self, home: str, folder_fd: int) -> None:
-        self.home = home
+    def __init__(self, log: AgentLog, folder_fd: int) -> None:
+        self.log = log
+        self.home = home = log.home
         self.fd = folder_fd
         self.endpoint = settings.endpoint(os.environ)
         self.pipeline: Pipeline | None = None
         self.unusable = ""  # why nothing can be exported (the records are dropped)
         self.open_spans = OpenSpans(home)
         if self.open_spans.problem:
-            debug(home, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
+            debug(log, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
 
     def run(self) -> None:
         spool.sweep_temp_files(self.home, self.fd, time.time())
@@ -111,34 +111,34 @@ class Drainer:
                 data = spool.read(self.home, name)
                 spool.discard(self.home, name)  # taken: a failed export is not retried
             except OSError as exc:
-                debug(self.home, f"Hook telemetry: spooled event skipped: {failure(exc)}")
+                debug(self.log, f"Hook telemetry: spooled event skipped: {failure(exc)}")
                 continue
             if data is None:
                 continue  # gone since the listing
             try:
                 record = json.loads(data)
             except ValueError:
-                debug(self.home, f"Hook telemetry: spooled event {name} is not JSON; skipped")
+                debug(self.log, f"Hook telemetry: spooled event {name} is not JSON; skipped")
                 continue
             if isinstance(record, dict):
                 translate(record, self.open_spans, out)
         self.open_spans.expire(time.time_ns())
         for entry in self.open_spans.dropped:
             debug(
-                self.home,
+                self.log,
                 f"Hook telemetry: {entry['name']} started at {entry['start_ns']} never ended; dropped",
             )
         self.open_spans.dropped.clear()
         try:
             self.open_spans.save()
         except OSError as exc:
-            debug(self.home, f"Hook telemetry: open spans not kept: {failure(exc)}")
+            debug(self.log, f"Hook telemetry: open spans not kept: {failure(exc)}")
         pipeline = self.ready()
         if pipeline is not None:
             pipeline.add(out)
             pipeline.export()
         elif out.spans or out.logs or out.points:
-            debug(self.home, f"Hook telemetry export dropped: {self.unusable}")
+            debug(self.log, f"Hook telemetry export dropped: {self.unusable}")
 
     def ready(self) -> Pipeline | None:
         if self.pipeline is None and not self.unusable:
@@ -153,7 +153,7 @@ class Drainer:
             try:
                 from sciontool_py.telemetry.export import Pipeline
 
-                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.home, text))
+                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.log, text))
             except Exception as exc:  # not installed, or a broken install
                 self.unusable = f"cannot set up the OpenTelemetry SDK: {type(exc).__name__}: {exc}"
         return self.pipeline
