@@ -45,16 +45,12 @@ class _Context:
 
 
 _scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
-_surrogate_pattern: re.Pattern[str] | None = None
 
 
 def _lone_surrogate() -> re.Pattern[str]:
-    global _surrogate_pattern
-    if _surrogate_pattern is None:
-        import re
+    import re  # only here: the hook's usual path never needs it
 
-        _surrogate_pattern = re.compile("[\ud800-\udfff]")
-    return _surrogate_pattern
+    return re.compile("[\ud800-\udfff]")  # compiled once: re keeps its own cache
 
 
 def _explain(text: str) -> str:
