@@ -240,8 +240,9 @@ def detect_fields(
     fields: dict[str, tuple[str, ...]] = {}
     for field in FIELD_ALIASES:
         candidates = structural.get(field, []) + _candidates(field, envelopes)
+        # What the defaults give for this field: the same for every candidate, so read once.
+        before = _data(name_fields, raw, event, fields, envelopes, field) if candidates else []
         for path in candidates:
-            before = _data(name_fields, raw, event, fields, envelopes, field)
             after = _data(name_fields, raw, event, {**fields, field: path}, envelopes, field)
             if before != after and any(v is not None for v in after):
                 fields[field] = path
