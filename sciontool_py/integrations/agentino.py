@@ -139,9 +139,8 @@ def log_failure(log: AgentLog, event: str, exc: Exception) -> None:
     """The hook's one-line error, in agent.log: the application's stderr is not the agent's;
     an internal error's traceback too, at DEBUG."""
     where = f"sciontool hook --event={event}"
-    if isinstance(exc, SciontoolError):
-        message = str(exc)
-    else:
-        log.traceback(where, exc)
-        message = f"internal error: {type(exc).__name__}: {exc}"
+    internal = not isinstance(exc, SciontoolError)
+    message = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
     log.write("", cut(f"{where}: {message}", ERROR_LIMIT), level="ERROR")
+    if internal:
+        log.traceback(where, exc)
