@@ -408,6 +408,15 @@ def run(args: list[str]) -> int:
     """Run the app; every error, usage errors included, is one line on stderr and exit 1."""
     from sciontool_py.fastpath import error_line
 
+    if args and args[0] in ("--install-completion", "--show-completion"):
+        from sciontool_py import shell_completion
+
+        try:
+            sys.stdout.write(shell_completion.run(args[0], args[1:]))
+        except (SciontoolError, OSError) as exc:
+            error_line(f"sciontool {args[0]}: {exc}")
+            return 1
+        return 0
     try:
         code = app(args or ["--help"], prog_name="sciontool", standalone_mode=False)
     except typer.Exit as exc:

@@ -85,6 +85,47 @@ def test_shell_completion_script_and_completions(agent: Agent) -> None:
     assert completed.stdout.split() == [b"dialect"]
 
 
+def test_completion_for_a_named_shell_is_that_shells(agent: Agent) -> None:
+    # Typer's own option ignored the name: `--install-completion zsh` from bash installed bash's.
+    home = agent.home
+    script = agent.run("--show-completion", "fish")
+    assert script.returncode == 0 and script.stdout.startswith(b"complete --command sciontool ")
+    installed = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m sciontool_py --install-completion zsh; true"],
+        capture_output=True,
+        env=agent.env,
+        timeout=60,
+    )
+    assert installed.stdout.decode().startswith(
+        f"zsh completion installed in {home / '.zfunc' / '_sciontool'}\n"
+    )
+    assert (home / ".zfunc" / "_sciontool").read_text().startswith("#compdef sciontool")
+    assert not (home / ".bashrc").exists()
+
+
+@pytest.mark.parametrize("shell_args", [["sh"], ["pwsh"], ["bash", "zsh"]])
+def test_completion_for_an_unsupported_shell_is_one_error_line(agent: Agent, shell_args: list[str]) -> None:
+    for option in ("--show-completion", "--install-completion"):
+        result = agent.run(option, *shell_args)
+        assert (result.returncode, result.stdout) == (1, b"")
+        [line] = result.stderr.decode().splitlines()
+        assert line.startswith(f"sciontool {option}: ")
+
+
+def test_completion_detected_under_sh_is_one_error_line(agent: Agent) -> None:
+    # Run from sh, whose completion neither typer nor click provides.
+    result = subprocess.run(
+        ["sh", "-c", f"{shlex.quote(sys.executable)} -m sciontool_py --show-completion; true"],
+        capture_output=True,
+        env=agent.env,
+        timeout=60,
+    )
+    assert result.stdout == b""
+    assert result.stderr.decode() == (
+        "sciontool --show-completion: shell 'sh' is not supported (supported: bash, zsh, fish)\n"
+    )
+
+
 def test_a_tool_call_reaches_an_otlp_receiver_as_one_paired_span(agent: Agent) -> None:
     """The telemetry worker through the oldest OpenTelemetry SDK and exporters allowed."""
     from otlp import GrpcReceiver

@@ -295,3 +295,8 @@ def test_a_missing_home_is_not_created(machine: Machine) -> None:
     assert run.returncode == 1
     assert run.error.endswith(f"{missing / 'agent-info.json'}: No such file or directory")
     assert not missing.exists()
+    # Besides the error, stderr holds Scion's one fallback warning, however many lines the
+    # call logs (its event line and its ERROR line both went to the fallback agent.log).
+    warning, error = run.stderr.decode().splitlines()
+    assert warning.startswith(f"[sciontool] WARNING: Failed to write to {missing / 'agent.log'}: ")
+    assert error.startswith("sciontool hook: cannot update agent state: ")

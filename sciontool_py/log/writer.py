@@ -44,12 +44,15 @@ class AgentLog:
     SCION_LOG_LEVEL once per process.
     """
 
-    __slots__ = ("home", "quiet", "spec")
+    __slots__ = ("fell_back", "home", "quiet", "spec")
 
     def __init__(self, home: str, *, quiet: bool = False, env: Mapping[str, str] | None = None) -> None:
         self.home = home
         self.quiet = quiet
         self.spec = log_level.from_env(os.environ if env is None else env)
+        # Folders whose agent.log failed for this log: as in Scion (whose logger switches its path
+        # to /tmp/agent.log for good), later lines go straight to the fallback, warned about once.
+        self.fell_back: set[str] = set()
 
     def write(self, tag: str, message: str, level: str = "INFO") -> None:
         """Append one line at level (INFO, WARN, ERROR, DEBUG) unless the level spec filters
@@ -67,9 +70,21 @@ class AgentLog:
         stamp = timestamp(time.time_ns())
         line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
         folder = log_folder(self.home)
+        if folder in self.fell_back:
+            try:
+                append(shared_tmp(), "agent.log", line)
+            except OSError:
+                pass  # as below: with /tmp/agent.log unusable too, the line is dropped
+        else:
+            self._append_or_fall_back(folder, stamp, line)
+        if not self.quiet:
+            write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
+
+    def _append_or_fall_back(self, folder: str, stamp: str, line: bytes) -> None:
         try:
             append(folder, "agent.log", line)
         except OSError as exc:
+            self.fell_back.add(folder)
             fallback = shared_tmp()
             warning = escape_controls(
                 f"[sciontool] WARNING: Failed to write to {os.path.join(folder, 'agent.log')}: "
@@ -80,8 +95,6 @@ class AgentLog:
                 append(fallback, "agent.log", _encode(f"{stamp} {warning}\n") + line)
             except OSError:
                 pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
-        if not self.quiet:
-            write_stderr(f"[sciontool] {level}:{tag_part} {message}\n")
 
     def debug(self, message: str) -> None:
         self.write("", message, level="DEBUG")
