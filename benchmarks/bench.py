@@ -47,6 +47,14 @@ CORE_AGENT = {
     "agent-end": {"hook_event_name": "agent-end"},
 }
 CLAUDE_PROMPT = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "Fix the failing test"}
+# A tool start rewrites agent-sessions.json (the open calls) on every call: the state file's cost.
+CLAUDE_TOOL = {
+    "hook_event_name": "PreToolUse",
+    "session_id": "s",
+    "tool_name": "Bash",
+    "tool_use_id": "toolu_01",
+    "tool_input": {"command": "make test"},
+}
 BARE_LOOPS = {
     "json": "import json,sys\nw=sys.stdout.write\nfor l in sys.stdin: w(json.dumps(json.loads(l))+'\\n')",
     "orjson": (
@@ -277,14 +285,15 @@ def main() -> int:
             )
             for name, env_ in CORE_AGENT.items()
         ]
-        hooks.append(
-            Case(
-                "hook claude prompt-submit",
-                [SCIONTOOL, "hook", "--dialect=claude"],
-                json.dumps(CLAUDE_PROMPT).encode(),
-                env,
+        for name, envelope in (("prompt-submit", CLAUDE_PROMPT), ("tool-start (state file)", CLAUDE_TOOL)):
+            hooks.append(
+                Case(
+                    f"hook claude {name}",
+                    [SCIONTOOL, "hook", "--dialect=claude"],
+                    json.dumps(envelope).encode(),
+                    env,
+                )
             )
-        )
         # Telemetry on (the default) with a live OTLP/gRPC receiver: the hook spools the event and a
         # detached worker exports it; and with nothing listening on the port: one refused connect.
         receiver = GrpcReceiver()

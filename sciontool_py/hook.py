@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers.truth import Truth
     from sciontool_py.log.writer import AgentLog
 
 
@@ -45,11 +46,12 @@ def hub_configured() -> bool:
 def apply_event(
     log: AgentLog,
     event: CanonicalEvent,
-    input_tools: list[str] | tuple[str, ...] = (),
+    input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
+    truth: Truth | None = None,
 ) -> list[str]:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
-    prompt, hub, limits.
+    prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
 
     As in Scion, one handler failing does not stop the others: a status file
     that cannot be written must not also cost the agent.log line, the limit
@@ -63,11 +65,24 @@ def apply_event(
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
         info = agent_info.read(home)
-        if agent_info.apply_event(info, event, input_tools, resumes_after_wait):
+        ignored = ""
+        if truth is None:
+            changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        else:
+            changed, ignored = _apply_truth(
+                home, truth, info, event, input_tools, resumes_after_wait, failures
+            )
+        if changed:
             _attempt(failures, agent_info.write, home, info)
-        log.write(*agent_log.describe(event))
+        tag, message = agent_log.describe(event)
+        if truth is not None:
+            tag, message = truth.describe(event, tag, message)
+        log.write(tag, message, level=agent_log.level_of(event))
+        if ignored:
+            log.debug(ignored)
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
+        local = dict(info) if truth is not None else None
         if limits:
             counts, exceeded = count_event(home, event.name, limits, log)
             if exceeded:
@@ -75,11 +90,32 @@ def apply_event(
                 _attempt(failures, agent_info.write, home, info)
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
-    if hub_configured():
+    if hub_configured() and not ignored:  # an ignored event is not news for the hub either
         from sciontool_py.handlers.hub_update import report_to_hub
 
-        report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts)
+        report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts, local)
     return failures
+
+
+def _apply_truth(
+    home: str,
+    truth: Truth,
+    info: dict[str, object],
+    event: CanonicalEvent,
+    input_tools: list[str],
+    resumes_after_wait: list[str] | tuple[str, ...],
+    failures: list[str],
+) -> tuple[bool, str]:
+    """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
+    from sciontool_py.handlers import sessions
+
+    # Rules that need no memory across calls (keep_state_sources alone) read and write no file.
+    state = sessions.read(home) if truth.keeps_state else sessions.SessionState()
+    ignored = truth.ignores(event, state)
+    changed = False if ignored else truth.apply(info, state, event, input_tools, resumes_after_wait)
+    if state.dirty and truth.keeps_state:
+        _attempt(failures, sessions.write, home, state)
+    return changed, ignored
 
 
 def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -> None:
@@ -120,7 +156,14 @@ def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str |
     event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
     resumes = spec.options.get("resumes_after_wait") or ()
-    failure = log_failures(log, apply_event(log, event, input_tools, resumes))  # type: ignore[arg-type]
+    truth = None
+    if spec.options:
+        from sciontool_py.handlers.truth import Truth
+
+        truth = Truth.of(spec.options)
+        if truth is not None:
+            truth.prepare(event)
+    failure = log_failures(log, apply_event(log, event, input_tools, resumes, truth))  # type: ignore[arg-type]
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"

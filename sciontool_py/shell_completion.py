@@ -15,15 +15,24 @@ _PROG = "sciontool"
 _COMPLETE_VAR = "_SCIONTOOL_COMPLETE"
 
 
+def _detected_shell() -> str:
+    """The shell this runs under, as typer would detect it; "" when it cannot tell."""
+    try:
+        import shellingham  # type: ignore[import-untyped]  # typer's own dependency for detection
+
+        name, _ = shellingham.detect_shell()
+        return str(name).lower()
+    except (ImportError, OSError):  # ShellDetectionFailure is an OSError
+        return ""
+
+
 def _shell(option: str, rest: list[str]) -> str:
     if len(rest) > 1:
         raise SciontoolError(f"at most one shell (got {' '.join(rest)})")
     if rest:
         shell = rest[0]
     else:
-        from typer._completion_shared import _get_shell_name
-
-        shell = _get_shell_name() or ""
+        shell = _detected_shell()
         if not shell:
             raise SciontoolError(f"cannot tell which shell this is: name one ({option} {'|'.join(SHELLS)})")
     if shell not in SHELLS:

@@ -243,7 +243,7 @@ def test_claude_a_tool_that_failed_after_the_prompt_also_means_working_again(age
     del failed["tool_response"]
     steps = claude_permission_prompt(failed)
     assert walk(agent, ["--dialect=claude"], steps) == [want for _, want in steps]
-    assert "Tool Bash completed" in agent.log_lines[3]
+    assert "[ERROR] [working] Tool Bash failed: Command failed with exit code 1" in agent.log_lines[3]
 
 
 def test_without_resumes_after_wait_the_answered_prompt_still_shows_waiting(
@@ -251,7 +251,7 @@ def test_without_resumes_after_wait_the_answered_prompt_still_shows_waiting(
 ) -> None:
     # The rule is the dialect's option and nothing else: Scion's sticky rule without it.
     text = (REPO / "dialects" / "claude" / "dialect.yaml").read_text()
-    option = "  resumes_after_wait: [PostToolUse, PostToolUseFailure]\n"
+    option = "  resumes_after_wait: [PostToolUse, PostToolUseFailure, PostToolBatch]\n"
     assert option in text
     plain = tmp_path / "claude.yaml"
     plain.write_text(text.replace(option, ""))

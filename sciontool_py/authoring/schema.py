@@ -42,6 +42,17 @@ _OPTION_TEXT = {
     "input_tools": "Tool names whose tool-start means the agent waits for the user (waiting_for_input).",
     "resumes_after_wait": "Raw events (mapped ones) that mean the user answered: while the agent is "
     "waiting_for_input, their activity replaces it.",
+    "call_id_fields": "Envelope paths holding the harness's tool call id; when set (even empty), open "
+    "calls are tracked per session and the agent reads executing until every started call has ended.",
+    "batch_end_events": "Raw events (mapped ones) that end every open tool call of their session.",
+    "ended_sessions_stay_ended": "After session-end, a late event of that session (other than session-start) "
+    "changes nothing; a session-start sets the phase running.",
+    "keep_state_sources": "session-start sources (such as compact) that leave the status as it was.",
+    "own_session_events": "Raw events (mapped ones) that count only for the session this agent's "
+    "latest session-start named.",
+    "interrupt_events": "Raw events (mapped ones) that end a turn the user interrupted (logged as such).",
+    "no_reply_texts": "agent-end assistant texts that stand for no answer: a failed turn, no reply for "
+    "the hub.",
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sciontool_py.vocabulary import FIELD_KINDS
 
-FORMAT_VERSION = 3  # bump when the compiled form below (or what a YAML file compiles to) changes
+FORMAT_VERSION = 4  # bump when the compiled form below (or what a YAML file compiles to) changes
 NAME_REGEX = "[a-z0-9][a-z0-9._-]*"  # what valid_name() accepts, for the JSON Schema
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _NAME_CHARS = _NAME_START | frozenset("._-")

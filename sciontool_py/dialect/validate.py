@@ -42,7 +42,24 @@ OPTION_KINDS = {
     # Raw events (mapped ones) that mean the user answered: while the agent is
     # waiting_for_input, their activity replaces it, as a tool-start's does.
     "resumes_after_wait": list,
+    # Status true to the agent (handlers/truth.py), each off unless set:
+    # envelope paths holding the harness's tool call id; set (even empty) tracks open calls.
+    "call_id_fields": list,
+    # Raw events (mapped ones) that end every open call of their session.
+    "batch_end_events": list,
+    # After session-end, a late event of that session (but session-start) changes nothing.
+    "ended_sessions_stay_ended": bool,
+    # session-start sources (compact) that leave the status as it was.
+    "keep_state_sources": list,
+    # Raw events (mapped ones) that count only for the session this agent's session-start named.
+    "own_session_events": list,
+    # Raw events (mapped ones) that end a turn the user interrupted.
+    "interrupt_events": list,
+    # agent-end assistant texts that stand for no answer: a failed turn, no reply for the hub.
+    "no_reply_texts": list,
 }
+# Options that name raw events, each of which must be in 'mappings'.
+_EVENT_OPTIONS = ("resumes_after_wait", "batch_end_events", "own_session_events", "interrupt_events")
 
 
 class Problem:
@@ -355,22 +372,33 @@ class _Checker:
                 wanted = "true or false" if kind is bool else "a list of strings"
                 self.problem(value_node, f"options.{key}: must be {wanted}")
                 continue
-            names_events = key == "resumes_after_wait" and isinstance(value, list)
-            if names_events and not self.resuming_events(value_node, value, mappings):  # type: ignore[arg-type]
+            if key in _EVENT_OPTIONS and not self.raw_events(key, value_node, value, mappings):  # type: ignore[arg-type]
+                continue
+            if key == "call_id_fields" and not self.paths(key, value_node, value):  # type: ignore[arg-type]
                 continue
             out[key] = value
         return out
 
-    def resuming_events(self, node: yaml.Node, names: list[str], mappings: dict[str, Mapping]) -> bool:
-        """Whether each raw name in options.resumes_after_wait is mapped to an event that sets
-        an activity: any other name could never replace waiting_for_input."""
+    def paths(self, key: str, node: yaml.Node, paths: list[str]) -> bool:
+        fine = True
+        for item, path in zip(node.value, paths, strict=True):
+            if path_segments(path) is None:
+                self.problem(item, f"options.{key}: {path!r} is not a path (.a.b.c)")
+                fine = False
+        return fine
+
+    def raw_events(self, key: str, node: yaml.Node, names: list[str], mappings: dict[str, Mapping]) -> bool:
+        """Whether each raw name in the option is mapped; for resumes_after_wait, to an event that
+        sets an activity: any other name could never replace waiting_for_input."""
         fine = True
         for item, raw in zip(node.value, names, strict=True):
-            where = f"options.resumes_after_wait: {raw!r}"
+            where = f"options.{key}: {raw!r}"
             mapping = mappings.get(raw)
             if mapping is None:
                 self.problem(item, f"{where} is not a raw event in 'mappings'{suggest(raw, list(mappings))}")
                 fine = False
+            elif key != "resumes_after_wait":
+                continue
             elif mapping.event in EVENTS and mapping.event not in ACTIVITY_FOR_EVENT:
                 self.problem(item, f"{where} maps to {mapping.event}, which sets no activity")
                 fine = False

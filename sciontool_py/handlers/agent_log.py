@@ -41,6 +41,26 @@ _WITH_FIELD = {
 }
 
 
+# A step that failed (the event carries an error, or a tool-end says success: false).
+_FAILED = {
+    "agent-end": ("Agent turn failed", ""),
+    "model-end": ("LLM call failed", ""),
+    "tool-end": ("Tool execution failed", "Tool {} failed"),
+    "response-complete": ("Agent task failed", ""),
+}
+
+
+def _failed(event: CanonicalEvent) -> bool:
+    if event.name not in _FAILED:
+        return False
+    return bool(event.text("error")) or (event.name == "tool-end" and event.data.get("success") is False)
+
+
+def level_of(event: CanonicalEvent) -> str:
+    """ERROR for a step that failed, so that errors reach agent.log as errors; else INFO."""
+    return "ERROR" if _failed(event) else "INFO"
+
+
 def describe(event: CanonicalEvent) -> tuple[str, str]:
     """The (tag, message) of an event's log line."""
     name = event.name
@@ -48,6 +68,12 @@ def describe(event: CanonicalEvent) -> tuple[str, str]:
         activity, _, prefix = STATUS_TYPES[event.raw_name]
         return activity, f"{prefix}: {cut(event.text('message'))}"
     tag = _TAGS.get(name, "working")
+    if _failed(event):
+        bare, template = _FAILED[name]
+        tool = event.text("tool_name")
+        message = template.format(cut(tool)) if template and tool else bare
+        error = event.text("error")
+        return tag, f"{message}: {cut(error)}" if error else message
     if name in _FIXED:
         return tag, _FIXED[name]
     if name in _WITH_FIELD:

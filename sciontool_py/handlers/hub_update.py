@@ -70,6 +70,32 @@ def status_update(status_type: str, message: str) -> dict[str, object]:
     return {"activity": STATUS_TYPES[status_type][0], key: message}
 
 
+def as_local(update: dict[str, object], local: dict[str, object]) -> dict[str, object] | None:
+    """The update saying the activity agent-info.json holds, when the dialect's rules beyond
+    Scion's kept another one than the event's (a tool still open after a model-end, a
+    compaction that kept the state); None when the event changed nothing to report."""
+    if "activity" not in update or update["activity"] == local.get("activity"):
+        return update
+    activity = local.get("activity")
+    if activity == "executing":
+        tool = local.get("toolName") if isinstance(local.get("toolName"), str) else ""
+        return {
+            "activity": "executing",
+            "toolName": tool,
+            "message": f"Executing: {tool}" if tool else "Executing tool",
+        }
+    if activity in ("working", "thinking", "waiting_for_input"):
+        return {
+            "activity": activity,
+            "message": "Ready"
+            if activity == "working"
+            else "Waiting on parent"
+            if activity == "waiting_for_input"
+            else "Processing",
+        }
+    return None
+
+
 def count_update(state: dict[str, object]) -> dict[str, object]:
     """The separate update carrying the limit counts after an event was counted."""
     return {"currentTurns": state["turn_count"], "currentModelCalls": state["model_call_count"]}
@@ -91,10 +117,12 @@ def report_to_hub(
     activity: object,
     waits_for_user: bool,
     counts: dict[str, object] | None,
+    local: dict[str, object] | None = None,
 ) -> None:
     """The hub handler's requests, in Scion's order: the assistant reply, the event's status
     update, then (from the limits handler) the counts. The hook never reports
-    limits_exceeded: Scion's init does, when it stops the agent."""
+    limits_exceeded: Scion's init does, when it stops the agent. local: agent-info.json as
+    the dialect's rules beyond Scion's left it (handlers/truth.py), which the update then says."""
     # Imported here: http.client costs more than the rest of the hook, and only a hub needs it.
     from sciontool_py.assistant import AssistantContent
     from sciontool_py.hub.client import Hub, status_body
@@ -115,6 +143,8 @@ def report_to_hub(
     # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
     text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
     update = event_update(event.name, activity, text, waits_for_user)
+    if update is not None and local is not None:
+        update = as_local(update, local)
     if update is None:
         skipped = f"Hub: no status update for {event.name} (local activity {activity})"
         log.debug(skipped)

@@ -1,32 +1,84 @@
 // sciontool-bridge: written by `sciontool harness install opencode`; `sciontool harness uninstall
-// opencode` removes it. It turns opencode's bus events and tool hooks into JSON envelopes (the bus
-// type in hook_event_name) and pipes each to Scion's hook.
-import { spawnSync } from "node:child_process";
+// opencode` removes it. It turns opencode's bus events and tool hooks into JSON envelopes (the name
+// in hook_event_name, as the opencode dialect maps it) and hands each to Scion's hook.
+import { spawn } from "node:child_process";
 
 const COMMAND = __COMMAND__;
 // The names the opencode dialect maps when this file was written; others are not sent.
 const FORWARD = new Set(__FORWARD__);
 const TIMEOUT_MS = 30000;
+const QUEUE_LIMIT = 256; // envelopes waiting per session; beyond it the oldest are dropped
+const TEXT_LIMIT = 65536; // characters of tool output or assistant text sent
 
-// Synchronous, as other harnesses run their hooks: the events stay in order, and the last one
-// (session.idle) is delivered before `opencode run` exits. A failing hook never breaks opencode.
+// opencode must never wait for the hook: nothing here is awaited by opencode, and each
+// envelope goes to a child process started without waiting for it. One session's envelopes
+// still go one after another (the next starts when the previous hook exits), so the hook sees
+// them in order; a queue holds the rest, bounded. The hook's output goes nowhere: nothing it
+// prints can reach opencode's screen.
+const queues = new Map(); // session id -> envelopes waiting
+
+function run(envelope) {
+  return new Promise((done) => {
+    let child;
+    try {
+      child = spawn(COMMAND[0], COMMAND.slice(1), { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    } catch {
+      return done(); // the hook only observes: a missing sciontool never breaks opencode
+    }
+    const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+    timer.unref();
+    child.on("error", () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.stdin.on("error", () => {});
+    // Not unref'd: when opencode ends on its own, node waits for the hooks still queued, so
+    // the last events (session.idle, the instance's end) are not lost.
+    child.stdin.end(JSON.stringify(envelope));
+  });
+}
+
+async function drain(key, queue) {
+  while (queue.length) {
+    await run(queue[0]);
+    queue.shift();
+  }
+  queues.delete(key);
+}
+
 function send(envelope) {
   if (!FORWARD.has(envelope.hook_event_name)) return;
-  try {
-    spawnSync(COMMAND[0], COMMAND.slice(1), {
-      input: JSON.stringify(envelope),
-      stdio: ["pipe", "ignore", "inherit"],
-      timeout: TIMEOUT_MS,
-    });
-  } catch {
-    // the hook only observes
+  const key = envelope.session_id || "";
+  let queue = queues.get(key);
+  if (queue) {
+    if (queue.length >= QUEUE_LIMIT) queue.splice(1, 1); // queue[0] is running
+    queue.push(envelope);
+    return;
   }
+  queue = [envelope];
+  queues.set(key, queue);
+  drain(key, queue);
 }
 
 function base(name, sessionID) {
   const envelope = { hook_event_name: name };
   if (sessionID) envelope.session_id = sessionID;
   return envelope;
+}
+
+function clip(text) {
+  return typeof text === "string" && text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text;
+}
+
+function errorText(error) {
+  if (!error) return "";
+  if (typeof error === "string") return error;
+  const data = error.data || {};
+  return String(data.message || error.message || error.name || "error");
 }
 
 function stepFinish(part, model) {
@@ -44,42 +96,122 @@ function stepFinish(part, model) {
 }
 
 export const SciontoolBridge = async () => {
-  const models = new Map(); // message id -> "provider/model"
-  const inputs = new Map(); // tool call id -> its arguments
+  const models = new Map(); // assistant message id -> "provider/model"
+  const users = new Set(); // user message ids whose prompt is not sent yet
+  const texts = new Map(); // session id -> the last assistant text of the turn
+  const calls = new Map(); // call id -> {tool, input}
+  const failed = new Set(); // call ids already ended by a failure
+  let root = ""; // the first session without a parent: the one instance disposal ends
+
+  function part(p) {
+    if (p.type === "step-start") {
+      const envelope = base("message.part.updated.step-start", p.sessionID);
+      const model = models.get(p.messageID);
+      if (model) envelope.model = model;
+      return send(envelope);
+    }
+    if (p.type === "step-finish") return send(stepFinish(p, models.get(p.messageID)));
+    if (p.type === "text" && users.has(p.messageID) && !p.synthetic) {
+      users.delete(p.messageID);
+      const envelope = base("message.updated.user", p.sessionID);
+      if (p.text) envelope.prompt = clip(p.text);
+      return send(envelope);
+    }
+    if (p.type === "text" && models.has(p.messageID) && p.text && p.time && p.time.end) {
+      texts.set(p.sessionID, p.text);
+      return;
+    }
+    const state = p.state || {};
+    // A tool that throws or is rejected gets no tool.execute.after: its part says so.
+    if (p.type === "tool" && state.status === "error" && !failed.has(p.callID)) {
+      failed.add(p.callID);
+      calls.delete(p.callID);
+      const envelope = base("tool.failed", p.sessionID);
+      envelope.call_id = p.callID;
+      envelope.tool_name = p.tool;
+      envelope.tool_input = state.input || {};
+      envelope.success = false;
+      envelope.error = errorText(state.error) || "tool failed";
+      return send(envelope);
+    }
+  }
+
   return {
     event: async ({ event }) => {
       const props = event.properties || {};
-      if (event.type === "message.updated" && props.info && props.info.modelID) {
-        models.set(props.info.id, `${props.info.providerID}/${props.info.modelID}`);
+      const info = props.info || {};
+      switch (event.type) {
+        case "session.created": {
+          if (!root && !info.parentID) root = info.id || props.sessionID || "";
+          return send(base("session.created", props.sessionID || info.id));
+        }
+        case "message.updated": {
+          if (info.role === "user" && info.id && !info.summary) users.add(info.id);
+          if (info.role === "assistant" && info.modelID) models.set(info.id, `${info.providerID}/${info.modelID}`);
+          return;
+        }
+        case "message.part.updated":
+          return props.part ? part(props.part) : undefined;
+        case "session.error": {
+          const envelope = base("session.error", props.sessionID);
+          envelope.error = errorText(props.error) || "session error";
+          return send(envelope);
+        }
+        case "session.idle": {
+          const envelope = base("session.idle", props.sessionID);
+          const text = texts.get(props.sessionID);
+          texts.delete(props.sessionID);
+          if (text) envelope.assistant_text = clip(text);
+          return send(envelope);
+        }
+        case "server.instance.disposed":
+          return send(base("server.instance.disposed", root));
+        case "permission.asked": {
+          const envelope = base("permission.asked", props.sessionID);
+          const call = calls.get((props.tool && props.tool.callID) || "");
+          if (call) envelope.tool_name = call.tool;
+          if (typeof props.title === "string") envelope.message = props.title;
+          else if (typeof props.permission === "string") envelope.message = `Permission required: ${props.permission}`;
+          return send(envelope);
+        }
+        case "permission.replied": {
+          // Approved: the tool runs now. Rejected: its part ends in an error (tool.failed).
+          if (props.reply === "reject" || props.response === "reject") return;
+          const callID = (props.tool && props.tool.callID) || "";
+          const envelope = base("permission.replied", props.sessionID);
+          const call = calls.get(callID);
+          if (call) {
+            envelope.call_id = callID;
+            envelope.tool_name = call.tool;
+            envelope.tool_input = call.input;
+          }
+          return send(envelope);
+        }
       }
-      if (event.type === "message.part.updated" && props.part && props.part.type === "step-finish") {
-        return send(stepFinish(props.part, models.get(props.part.messageID)));
-      }
-      const envelope = base(event.type, props.sessionID || (props.info && props.info.sessionID));
-      if (props.part && props.part.type === "tool") {
-        envelope.tool_name = props.part.tool;
-        envelope.tool_input = (props.part.state && props.part.state.input) || {};
-      }
-      if (event.type.startsWith("permission.") && typeof props.title === "string") {
-        envelope.message = props.title;
-      }
-      return send(envelope);
     },
     "tool.execute.before": async (input, output) => {
       const args = (output && output.args) || {};
-      inputs.set(input.callID, args);
+      calls.set(input.callID, { tool: input.tool, input: args });
       const envelope = base("tool.execute.before", input.sessionID);
+      envelope.call_id = input.callID;
       envelope.tool_name = input.tool;
       envelope.tool_input = args;
-      return send(envelope);
+      send(envelope);
     },
     "tool.execute.after": async (input, output) => {
+      if (failed.has(input.callID)) return;
+      const call = calls.get(input.callID);
+      calls.delete(input.callID);
+      const metadata = (output && output.metadata) || {};
       const envelope = base("tool.execute.after", input.sessionID);
+      envelope.call_id = input.callID;
       envelope.tool_name = input.tool;
-      envelope.success = !(output && output.metadata && output.metadata.error);
-      envelope.tool_input = inputs.get(input.callID) || input.args || {};
-      inputs.delete(input.callID);
-      return send(envelope);
+      envelope.tool_input = (call && call.input) || input.args || {};
+      // bash reports its exit status; other tools fail by throwing (tool.failed above).
+      envelope.success = !metadata.error && !(typeof metadata.exit === "number" && metadata.exit !== 0);
+      if (typeof metadata.exit === "number" && metadata.exit !== 0) envelope.error = `exit status ${metadata.exit}`;
+      if (output && typeof output.output === "string") envelope.tool_output = clip(output.output);
+      send(envelope);
     },
   };
 };

@@ -116,7 +116,10 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
         }),
         status(activity="working", status="working", message="Ready"),
     ]),
-    ({"hook_event_name": "PostToolBatch"}, []),  # no rule for an unmapped event
+    # The batch ended (the dialect maps it as a step end): Ready, as Scion says after any step.
+    ({"hook_event_name": "PostToolBatch"}, [
+        status(activity="working", status="working", message="Ready")
+    ]),
     ({"hook_event_name": "SessionEnd", "reason": "exit"}, [
         status(phase="stopped", status="stopped", message="Session ended")
     ]),
@@ -183,3 +186,49 @@ def test_skipped_updates_are_logged_at_debug_level(agent: Agent, hub: Recorder) 
     assert agent.log_lines[-2].endswith(
         "[sciontool] [DEBUG] Hub: no status update for tool-end (local activity blocked)"
     )
+
+
+# --- Status true to the agent (dialects.md): the hub hears what agent-info.json says --------------
+
+
+def test_a_model_end_while_a_call_runs_is_reported_as_executing(agent: Agent, hub: Recorder) -> None:
+    start: Envelope = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "tool_name": "Bash",
+        "tool_use_id": "c1",
+    }
+    executing = status(activity="executing", toolName="Bash", status="executing", message="Executing: Bash")
+    assert send(agent, hub, start, "codex") == [executing]
+    assert send(agent, hub, {"hook_event_name": "PostModelRequest", "session_id": "s"}, "codex") == [
+        executing
+    ]
+
+
+def test_events_after_the_session_ended_and_another_threads_notify_tell_the_hub_nothing(
+    agent: Agent, hub: Recorder
+) -> None:
+    send(agent, hub, {"hook_event_name": "SessionStart", "session_id": "s", "source": "startup"}, "codex")
+    title: Envelope = {
+        "type": "agent-turn-complete",
+        "thread-id": "title-thread",
+        "last-assistant-message": "Title",
+    }
+    assert send(agent, hub, title, "codex") == []
+    send(agent, hub, {"hook_event_name": "SessionEnd", "session_id": "s"}, "codex")
+    late: Envelope = {"type": "agent-turn-complete", "thread-id": "s", "last-assistant-message": "Done."}
+    # (telemetry's session metrics, sent once the session ended, may arrive meanwhile)
+    assert [kind for kind, _ in send(agent, hub, late, "codex") if kind != "metrics"] == []
+
+
+def test_geminis_failed_turn_sends_no_reply(agent: Agent, hub: Recorder) -> None:
+    failed: Envelope = {
+        "hook_event_name": "AfterAgent",
+        "session_id": "s",
+        "prompt_response": "[no response text]",
+    }
+    assert send(agent, hub, failed, "gemini") == [
+        status(activity="working", status="working", message="Ready")
+    ]
+    answered: Envelope = {**failed, "prompt_response": "Hello."}
+    assert [kind for kind, _ in send(agent, hub, answered, "gemini")] == ["outbound-message", "status"]

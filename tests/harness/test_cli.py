@@ -226,8 +226,28 @@ def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(tmp_path: P
 
 # --- The opencode bridge, run by node as opencode runs it ---------------------------------------
 
+
+def _part(part: dict[str, object]) -> dict[str, object]:
+    return {
+        "type": "message.part.updated",
+        "properties": {"sessionID": "ses_1", "part": {"sessionID": "ses_1", **part}},
+    }
+
+
+def _tool(status: str, **state: object) -> dict[str, object]:
+    return _part({"type": "tool", "tool": "read", "callID": "c2", "state": {"status": status, **state}})
+
+
+# opencode's bus events and tool hooks in the shapes of tests/data/real-envelopes/opencode-1.18.33.
 BUS = [
     {"type": "session.created", "properties": {"sessionID": "ses_1", "info": {"id": "ses_1"}}},
+    {"type": "message.updated", "properties": {"sessionID": "ses_1", "info": {"id": "u1", "role": "user"}}},
+    _part({"type": "text", "messageID": "u1", "text": "list the files"}),
+    # the same user message again, with its summary: no second prompt
+    {
+        "type": "message.updated",
+        "properties": {"sessionID": "ses_1", "info": {"id": "u1", "role": "user", "summary": {}}},
+    },
     {"type": "session.status", "properties": {"sessionID": "ses_1", "status": {"type": "busy"}}},
     {
         "type": "message.updated",
@@ -236,44 +256,93 @@ BUS = [
             "info": {"id": "msg_1", "role": "assistant", "modelID": "m1", "providerID": "p1"},
         },
     },
-    (
+    _part({"type": "step-start", "messageID": "msg_1"}),
+    [
         "tool.execute.before",
         {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
         {"args": {"command": "ls"}},
-    ),
-    (
+    ],
+    {
+        "type": "permission.asked",
+        "properties": {"sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
+    },
+    {
+        "type": "permission.replied",
+        "properties": {"sessionID": "ses_1", "reply": "once", "tool": {"callID": "c1"}},
+    },
+    [
         "tool.execute.after",
         {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
-        {"output": "x", "metadata": {}},
+        {"output": "x", "metadata": {"exit": 2}},
+    ],
+    [
+        "tool.execute.before",
+        {"tool": "read", "sessionID": "ses_1", "callID": "c2"},
+        {"args": {"filePath": "/x"}},
+    ],
+    _tool("error", input={"filePath": "/x"}, error="File not found: /x"),
+    _part(
+        {
+            "type": "step-finish",
+            "messageID": "msg_1",
+            "tokens": {"input": 276, "output": 4, "reasoning": 5, "cache": {"read": 1024, "write": 0}},
+        }
     ),
+    _part({"type": "text", "messageID": "msg_1", "text": "Done.", "time": {"start": 1, "end": 2}}),
     {
-        "type": "message.part.updated",
+        "type": "session.error",
         "properties": {
             "sessionID": "ses_1",
-            "part": {
-                "type": "step-finish",
-                "messageID": "msg_1",
-                "sessionID": "ses_1",
-                "tokens": {"input": 276, "output": 4, "reasoning": 5, "cache": {"read": 1024, "write": 0}},
-            },
+            "error": {"name": "APIError", "data": {"message": "overloaded"}},
         },
     },
     {"type": "session.idle", "properties": {"sessionID": "ses_1"}},
+    {"type": "server.instance.disposed", "properties": {"directory": "/p"}},
 ]
 EXPECTED_ENVELOPES = [
     {"hook_event_name": "session.created", "session_id": "ses_1"},
+    {"hook_event_name": "message.updated.user", "session_id": "ses_1", "prompt": "list the files"},
+    {"hook_event_name": "message.part.updated.step-start", "session_id": "ses_1", "model": "p1/m1"},
     {
         "hook_event_name": "tool.execute.before",
         "session_id": "ses_1",
+        "call_id": "c1",
+        "tool_name": "bash",
+        "tool_input": {"command": "ls"},
+    },
+    {"hook_event_name": "permission.asked", "session_id": "ses_1", "tool_name": "bash", "message": "Run ls?"},
+    {
+        "hook_event_name": "permission.replied",
+        "session_id": "ses_1",
+        "call_id": "c1",
         "tool_name": "bash",
         "tool_input": {"command": "ls"},
     },
     {
         "hook_event_name": "tool.execute.after",
         "session_id": "ses_1",
+        "call_id": "c1",
         "tool_name": "bash",
-        "success": True,
         "tool_input": {"command": "ls"},
+        "success": False,
+        "error": "exit status 2",
+        "tool_output": "x",
+    },
+    {
+        "hook_event_name": "tool.execute.before",
+        "session_id": "ses_1",
+        "call_id": "c2",
+        "tool_name": "read",
+        "tool_input": {"filePath": "/x"},
+    },
+    {
+        "hook_event_name": "tool.failed",
+        "session_id": "ses_1",
+        "call_id": "c2",
+        "tool_name": "read",
+        "tool_input": {"filePath": "/x"},
+        "success": False,
+        "error": "File not found: /x",
     },
     {
         "hook_event_name": "message.part.updated.step-finish",
@@ -284,7 +353,9 @@ EXPECTED_ENVELOPES = [
         "reasoning_tokens": 5,
         "cached_tokens": 1024,
     },
-    {"hook_event_name": "session.idle", "session_id": "ses_1"},
+    {"hook_event_name": "session.error", "session_id": "ses_1", "error": "overloaded"},
+    {"hook_event_name": "session.idle", "session_id": "ses_1", "assistant_text": "Done."},
+    {"hook_event_name": "server.instance.disposed", "session_id": "ses_1"},
 ]
 DRIVER = """\
 import { SciontoolBridge } from "./bridge.mjs";
@@ -324,7 +395,53 @@ def test_opencode_bridge_sends_the_mapped_events_as_envelopes(tmp_path: Path, ho
     )
     assert run.returncode == 0, run.stderr
     sent = [json.loads(line) for line in record.read_text().splitlines()]
-    assert sent == EXPECTED_ENVELOPES  # session.status and message.updated are not mapped: not sent
+    assert sent == EXPECTED_ENVELOPES  # in order; session.status and the like are not sent
+
+
+SLOW_HOOK = """\
+import os, sys, time
+envelope = sys.stdin.read()
+sys.stderr.write("HOOK NOISE\\n")
+time.sleep(0.5)
+with open(os.environ["RECORD"], "a") as out:
+    out.write(envelope + "\\n")
+"""
+TIMED_DRIVER = (
+    DRIVER
+    + """\
+import { appendFileSync } from "node:fs";
+appendFileSync(process.env.RECORD, "returned\\n");
+"""
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
+def test_opencode_bridge_never_waits_for_the_hook_nor_shows_its_output(tmp_path: Path, home: Path) -> None:
+    # Every hook takes 0.5 s: opencode's calls into the bridge have all returned before the first
+    # hook has written anything, and the hooks still ran one after another, in order, to the last.
+    hook = tmp_path / "slow.py"
+    hook.write_text(SLOW_HOOK)
+    proc = harness(
+        home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}"
+    )
+    assert proc.returncode == 0, proc.stderr
+    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
+    (tmp_path / "driver.mjs").write_text(TIMED_DRIVER)
+    (tmp_path / "steps.json").write_text(json.dumps(BUS))
+    record = tmp_path / "record.txt"
+    run = subprocess.run(
+        ["node", "driver.mjs"],
+        cwd=tmp_path,
+        env={**os.environ, "RECORD": str(record)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "HOOK NOISE" not in run.stdout + run.stderr
+    lines = record.read_text().splitlines()
+    assert lines[0] == "returned"
+    assert [json.loads(line) for line in lines[1:]] == EXPECTED_ENVELOPES
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")

@@ -1,0 +1,154 @@
+"""agent-sessions.json: what must outlive one hook process to say what the agent is doing.
+
+Harnesses fire hooks concurrently and out of order, so one event alone cannot
+tell whether a tool still runs or a session already ended. This small file
+holds, for the dialects that ask for it (docs/dialects.md, "Status true to the
+agent"): the agent's own session id, the tool calls each session has open, and
+the sessions that ended. It is read and written under the state lock, through
+the same hardened file layer as agent-info.json, and bounded: at most
+MAX_SESSIONS sessions with open calls, MAX_OPEN calls each, MAX_ENDED ended
+sessions, MAX_KEY characters per id or name. Anything that is not what this
+module writes (damaged, planted, too large, a symlink) reads as empty: the
+worst it can cost is the status of the calls in flight, never the hook.
+"""
+
+from __future__ import annotations
+
+from sciontool_py import gojson
+from sciontool_py.errors import JSONError
+from sciontool_py.fs import read_bytes, write_atomic
+
+FILE = "agent-sessions.json"
+MAX_BYTES = 64 << 10  # far above what the caps below allow
+MAX_SESSIONS = 8
+MAX_OPEN = 32
+MAX_ENDED = 16
+MAX_KEY = 256
+
+
+class Call:
+    """One open tool call: its key (the harness's call id, else tool name and input), its tool,
+    and whether the agent waits for the user while it runs (an input tool)."""
+
+    __slots__ = ("key", "tool", "waits")
+
+    def __init__(self, key: str, tool: str, waits: bool) -> None:
+        self.key = key
+        self.tool = tool
+        self.waits = waits
+
+
+class SessionState:
+    __slots__ = ("session", "open", "ended", "dirty")
+
+    def __init__(self) -> None:
+        self.session = ""  # the session the latest session-start named: this agent's
+        self.open: dict[str, list[Call]] = {}  # session id -> open calls, oldest first
+        self.ended: list[str] = []  # oldest first
+        self.dirty = False
+
+    def calls(self, session: str) -> list[Call]:
+        return self.open.get(session, [])
+
+    def start_call(self, session: str, call: Call) -> None:
+        calls = self.open.pop(session, [])  # re-inserted last: the most recently used session
+        calls = [c for c in calls if c.key != call.key] + [call]
+        self.open[session] = calls[-MAX_OPEN:]
+        while len(self.open) > MAX_SESSIONS:
+            del self.open[next(iter(self.open))]
+        self.dirty = True
+
+    def end_call(self, session: str, key: str) -> bool:
+        """Forget the call; False when it was not open."""
+        calls = self.open.get(session)
+        if not calls:
+            return False
+        kept = [c for c in calls if c.key != key]
+        if len(kept) == len(calls):
+            return False
+        if kept:
+            self.open[session] = kept
+        else:
+            del self.open[session]
+        self.dirty = True
+        return True
+
+    def end_calls(self, session: str) -> None:
+        if self.open.pop(session, None) is not None:
+            self.dirty = True
+
+    def has_ended(self, session: str) -> bool:
+        return session in self.ended
+
+    def end_session(self, session: str) -> None:
+        self.end_calls(session)
+        if session not in self.ended:
+            self.ended = [*self.ended, session][-MAX_ENDED:]
+            self.dirty = True
+
+    def start_session(self, session: str) -> None:
+        self.end_calls(session)
+        if session in self.ended:
+            self.ended = [s for s in self.ended if s != session]
+            self.dirty = True
+        if session and session != self.session:
+            self.session = session
+            self.dirty = True
+
+    def to_json(self) -> str:
+        return gojson.dumps(
+            {
+                "session": self.session,
+                "open": {s: [[c.key, c.tool, c.waits] for c in calls] for s, calls in self.open.items()},
+                "ended": self.ended,
+            }
+        )
+
+
+def key_text(value: str) -> str:
+    return value[:MAX_KEY]
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str) or len(value) > MAX_KEY:
+        raise ValueError
+    return value
+
+
+def _parse(data: bytes) -> SessionState:
+    value = gojson.loads(gojson.decode_utf8(data))
+    if not isinstance(value, dict):
+        raise ValueError
+    state = SessionState()
+    state.session = _text(value.get("session", ""))
+    ended = value.get("ended", [])
+    opened = value.get("open", {})
+    if not isinstance(ended, list) or not isinstance(opened, dict) or len(opened) > MAX_SESSIONS:
+        raise ValueError
+    state.ended = [_text(s) for s in ended[-MAX_ENDED:]]
+    for session, calls in opened.items():
+        if not isinstance(calls, list) or not calls:
+            raise ValueError
+        parsed = []
+        for call in calls[-MAX_OPEN:]:
+            if not isinstance(call, list) or len(call) != 3 or not isinstance(call[2], bool):
+                raise ValueError
+            parsed.append(Call(_text(call[0]), _text(call[1]), call[2]))
+        state.open[_text(session)] = parsed
+    return state
+
+
+def read(home: str) -> SessionState:
+    """The state in HOME; empty when the file is missing or is anything but what write() leaves."""
+    try:
+        data = read_bytes(home, FILE, MAX_BYTES)
+        return SessionState() if data is None else _parse(data)
+    except (OSError, ValueError, JSONError):
+        return SessionState()
+
+
+def write(home: str, state: SessionState) -> None:
+    # Not fsynced: after a crash the worst is an empty state (calls in flight forgotten),
+    # and an fsync per tool call would cost the hook more than the rest of its work.
+    write_atomic(home, FILE, state.to_json(), mode=0o600, sync=False)
+    state.dirty = False

@@ -1,0 +1,174 @@
+"""Status true to the agent: the rules that go beyond Scion's, for dialects that ask for them.
+
+Scion's hook treats every event alone (agent_info.apply_event). Real harnesses
+fire hooks concurrently and out of order, run tools in parallel and end a
+session while a failure is still being reported, so one event alone often
+cannot say what the agent does. The options below (docs/dialects.md) turn on
+rules that read and keep agent-sessions.json (sessions.py); a dialect without
+them goes through Scion's rules only, exactly as before.
+"""
+
+from __future__ import annotations
+
+from sciontool_py.handlers import agent_info, sessions
+from sciontool_py.vocabulary import PHASE_FOR_EVENT
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.event import CanonicalEvent
+
+# What each option turns on (the option names are the dialect's).
+_STATE_OPTIONS = ("call_id_fields", "batch_end_events", "ended_sessions_stay_ended", "own_session_events")
+_TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
+
+
+class Truth:
+    """The dialect's options beyond Scion's rules, read once per hook call."""
+
+    __slots__ = (
+        "call_ids",
+        "batch_ends",
+        "stay_ended",
+        "keep_sources",
+        "own_session",
+        "interrupts",
+        "no_reply",
+    )
+
+    def __init__(self, options: dict[str, object]) -> None:
+        ids = options.get("call_id_fields")
+        self.call_ids = None if ids is None else [p.lstrip(".").split(".") for p in ids]  # type: ignore[attr-defined]
+        self.batch_ends: list[str] = options.get("batch_end_events") or []  # type: ignore[assignment]
+        self.stay_ended = options.get("ended_sessions_stay_ended") is True
+        self.keep_sources: list[str] = options.get("keep_state_sources") or []  # type: ignore[assignment]
+        self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
+        self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
+        self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
+
+    @staticmethod
+    def of(options: dict[str, object]) -> Truth | None:
+        """None when the dialect sets none of these options: Scion's rules alone, no state file."""
+        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts"):
+            if key in options:
+                return Truth(options)
+        return None
+
+    @property
+    def keeps_state(self) -> bool:
+        return self.call_ids is not None or bool(self.batch_ends or self.stay_ended or self.own_session)
+
+    def prepare(self, event: CanonicalEvent) -> None:
+        """Before any handler: an agent-end whose text is the harness's placeholder for no answer
+        is a turn that failed, with no reply for the hub."""
+        if event.name == "agent-end" and event.text("assistant_text") in self.no_reply:
+            text = event.data.pop("assistant_text")
+            event.data.pop("assistant_content", None)
+            event.data.setdefault("error", f"no response ({text})")
+
+    def describe(self, event: CanonicalEvent, tag: str, message: str) -> tuple[str, str]:
+        if event.raw_name in self.interrupts:
+            return tag, "Agent turn interrupted by the user"
+        return tag, message
+
+    def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
+        """Why the event must not change the status ('' when it may)."""
+        session = sessions.key_text(event.text("session_id"))
+        if event.raw_name in self.own_session and session and state.session and session != state.session:
+            return (
+                f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
+            )
+        lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
+        if self.stay_ended and not lifecycle and event.name != "session-start" and state.has_ended(session):
+            return f"{event.raw_name} after session {session or '(no id)'} ended: status unchanged"
+        return ""
+
+    def apply(
+        self,
+        info: dict[str, object],
+        state: sessions.SessionState,
+        event: CanonicalEvent,
+        input_tools: list[str],
+        resumes_after_wait: list[str] | tuple[str, ...],
+    ) -> bool:
+        """Update info (and state) for the event; False when info does not change."""
+        name = event.name
+        session = sessions.key_text(event.text("session_id"))
+        if name == "session-start":
+            if event.text("source") in self.keep_sources:
+                return False  # compaction: the agent does what it did before, calls and all
+            state.start_session(session)
+            changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+            if self.stay_ended:  # a resumed session runs again
+                info["phase"] = "running"
+                changed = True
+            return self._settle(info, state) or changed
+        if name == "session-end":
+            if self.stay_ended:
+                state.end_session(session)
+            else:
+                state.end_calls(session)
+            return agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        if self.call_ids is not None:
+            self._track(state, event, session, input_tools)
+        if event.raw_name in self.batch_ends or name in _TURN_ENDS:
+            state.end_calls(session)
+        changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        return self._settle(info, state) or changed
+
+    def _track(
+        self, state: sessions.SessionState, event: CanonicalEvent, session: str, input_tools: list[str]
+    ) -> None:
+        name = event.name
+        if name == "tool-start":
+            tool = event.text("tool_name")
+            state.start_call(
+                session, sessions.Call(self._call_key(event), sessions.key_text(tool), tool in input_tools)
+            )
+        elif name == "tool-end":
+            state.end_call(session, self._call_key(event))
+        elif name == "notification":
+            _mark_waiting(state, session, event)
+
+    def _call_key(self, event: CanonicalEvent) -> str:
+        """The harness's call id; without one, the tool's name and input (the same on its start
+        and its end, as Gemini CLI sends them)."""
+        for path in self.call_ids or ():
+            value: object = event.raw
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, str) and value:
+                return sessions.key_text("id:" + value)
+        import zlib  # only for harnesses without call ids
+
+        tool_input = event.text("tool_input").encode("utf-8", "surrogatepass")
+        return sessions.key_text(
+            f"in:{zlib.crc32(tool_input):08x}:{len(tool_input)}:" + event.text("tool_name")
+        )
+
+    def _settle(self, info: dict[str, object], state: sessions.SessionState) -> bool:
+        """Calls still open outlive a model-end or the end of another call: the agent still runs them
+        (or, for a call the user must answer or approve, still waits). Every session's count: a
+        subagent's session (opencode's) ends while its parent's call still runs."""
+        calls = [call for open_calls in state.open.values() for call in open_calls]
+        if not calls or info.get("activity") != "working":
+            return False
+        waiting = [c for c in calls if c.waits]
+        if waiting:
+            agent_info.set_activity(info, "waiting_for_input")
+        else:
+            agent_info.set_activity(info, "executing", calls[-1].tool)
+        return True
+
+
+def _mark_waiting(state: sessions.SessionState, session: str, event: CanonicalEvent) -> None:
+    """A notification while calls are open is a permission prompt for one of them: the one with
+    the tool it names, else the newest. Its end is then the user's answer."""
+    calls = state.calls(session)
+    if not calls:
+        return
+    tool = event.text("tool_name")
+    named = [c for c in calls if c.tool == tool] if tool else []
+    for call in named or calls[-1:]:
+        if not call.waits:
+            call.waits = True
+            state.dirty = True

@@ -1,0 +1,451 @@
+"""Status true to the agent: live sessions replayed in arrival order (tests/data/real-sessions),
+agent-info.json checked after every envelope against what the session's timeline says the agent
+was doing. Each test names the point of issue 20 it shows; docs/dialects.md has the options.
+
+States are written `activity[/tool] phase` ('-' for no activity, no phase when there is none).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from sciontool_py import fastpath
+from sciontool_py.handlers import sessions
+
+SESSIONS = REPO / "tests" / "data" / "real-sessions"
+SCIONTOOL = Path(sys.executable).with_name("sciontool")
+Envelope = dict[str, object]
+
+
+def recorded(name: str) -> list[Envelope]:
+    lines = (SESSIONS / name / "envelopes.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def state(home: Path) -> str:
+    path = home / "agent-info.json"
+    info = json.loads(path.read_text()) if path.exists() else {}
+    text = str(info.get("activity", "-"))
+    if info.get("toolName"):
+        text += f"/{info['toolName']}"
+    return f"{text} {info['phase']}" if "phase" in info else text
+
+
+def hook(dialect: str, envelope: Envelope) -> None:
+    """`sciontool hook --dialect DIALECT` through its real entry point, in this process."""
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(envelope).encode()))
+    sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), write_through=True)
+    try:
+        assert fastpath.run("hook", ["--dialect", dialect]) == 0
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+def replay(home: Path, dialect: str, envelopes: list[Envelope]) -> list[str]:
+    states = []
+    for envelope in envelopes:
+        hook(dialect, envelope)
+        states.append(state(home))
+    return states
+
+
+def log(home: Path) -> list[str]:
+    return [line.split(" ", 2)[2] for line in (home / "agent.log").read_text().splitlines()]
+
+
+# --- 1. open calls by call id ---------------------------------------------------------------------
+
+
+def test_claude_parallel_tools_execute_until_the_last_ends_and_a_resume_runs_again(home: Path) -> None:
+    # claude-multi: two Bash in parallel (the second ends 2 s before the first), then Read; then
+    # `claude --continue` (SessionStart source resume after SessionEnd): point 1 and point 4.
+    assert replay(home, "claude", recorded("claude-multi")) == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "executing/Bash running",
+        "executing/Bash running",  # `echo two` ended; `sleep 2; echo one` still runs
+        "working running",
+        "executing/Read running",
+        "working running",
+        "working running",
+        "- stopped",
+        "working running",  # resumed: running again, not stopped for the whole session
+        "thinking running",
+        "executing/Bash running",
+        "working running",
+        "working running",
+        "- stopped",
+    ]
+
+
+def test_codex_a_model_end_landing_after_the_tool_start_does_not_end_the_tool(home: Path) -> None:
+    # c02-multi: PostModelRequest and PreToolUse start together; in the second step both
+    # PreToolUse land before PostModelRequest. The notify lands after SessionEnd.
+    assert replay(home, "codex", recorded("c02-multi")) == [
+        "working running",
+        "thinking running",
+        "thinking running",
+        "working running",
+        "executing/Bash running",
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "executing/Bash running",
+        "executing/Bash running",  # PostModelRequest: both calls still run
+        "executing/Bash running",  # `echo two` ended; `sleep 2; echo three` runs for 2 s more
+        "working running",
+        "thinking running",
+        "working running",
+        "working running",
+        "- stopped",
+        "- stopped",  # agent-turn-complete after SessionEnd: the session stays ended (point 3)
+    ]
+
+
+def test_gemini_parallel_calls_without_ids_are_told_apart_by_name_and_input(home: Path) -> None:
+    states = replay(home, "gemini", recorded("gemini-B"))
+    assert states[14:18] == [
+        "executing/list_directory running",
+        "executing/read_file running",
+        "executing/read_file running",  # list_directory ended, read_file still runs
+        "working running",
+    ]
+
+
+# --- 2. a batch end closes its tools --------------------------------------------------------------
+
+
+def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> None:
+    # claude-fail2: `echo x; exit 3` got neither PostToolUse nor PostToolUseFailure; the timeline
+    # shows PostToolBatch (not wired in that recording; built here in its real shape) 0.24 s later.
+    envelopes = recorded("claude-fail2")
+    call = envelopes[6]
+    batch = {
+        "session_id": call["session_id"],
+        "hook_event_name": "PostToolBatch",
+        "tool_calls": [
+            {"tool_name": "Bash", "tool_input": call["tool_input"], "tool_use_id": call["tool_use_id"]}
+        ],
+    }
+    states = replay(home, "claude", [*envelopes[:7], batch, *envelopes[7:]])
+    assert states[6:10] == [
+        "executing/Bash running",
+        "working running",  # the batch ended: the model is called next
+        "executing/Bash running",
+        "working running",
+    ]
+    # point 9: the failed tools are said as errors
+    assert "[ERROR] [working] Tool Bash failed: Exit code 2 ls: cannot access" in "\n".join(
+        log(home)
+    ).replace("\\n", " ")
+    assert any(
+        line.startswith("[ERROR] [working] Tool Read failed: File does not exist.") for line in log(home)
+    )
+
+
+# --- 3. an ended session stays ended --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["SessionEnd first", "StopFailure first"])
+def test_claude_stop_failure_and_session_end_together_end_stopped(home: Path, order: str) -> None:
+    # An API error in `claude -p`: StopFailure (no Stop) and SessionEnd fire together.
+    envelopes = recorded("claude-multi")[:10]
+    stop, end = envelopes[8], envelopes[9]
+    failure = {**stop, "hook_event_name": "StopFailure", "error": "API Error: 529 Overloaded"}
+    del failure["stop_hook_active"]
+    pair = [end, failure] if order == "SessionEnd first" else [failure, end]
+    states = replay(home, "claude", [*envelopes[:8], *pair])
+    assert states[-1] == "- stopped"
+    assert "[ERROR] [working] Agent turn failed: API Error: 529 Overloaded" in log(home)
+
+
+# --- 5. compaction keeps the state it found ------------------------------------------------------
+
+
+def test_claude_compact_at_the_idle_prompt_keeps_waiting_for_input(home: Path) -> None:
+    envelopes = recorded("claude-permA")
+    idle = envelopes[10]  # Notification idle_prompt, 60 s after Stop
+    assert idle["hook_event_name"] == "Notification"
+    compact = {
+        "session_id": idle["session_id"],
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+        "model": "claude-opus-4-5",
+    }
+    states = replay(home, "claude", [*envelopes[:11], compact])
+    assert states[-2:] == ["waiting_for_input running", "waiting_for_input running"]
+    assert log(home)[-1] == "[INFO] [starting] Session started (source: compact)"
+
+
+# --- 6. only this session's events ---------------------------------------------------------------
+
+
+def test_codex_title_thread_notify_does_not_complete_the_first_turn(home: Path) -> None:
+    envelopes = recorded("c02-multi")
+    title = {
+        "type": "agent-turn-complete",
+        "thread-id": "01a22ea3-0000-7000-8000-000000000000",  # the title thread, not the session
+        "turn-id": "t-title",
+        "cwd": "/home/dev/project",
+        "input-messages": ["MULTI run three commands"],
+        "last-assistant-message": "Run three commands",
+    }
+    states = replay(home, "codex", [*envelopes[:2], title, *envelopes[2:5]])
+    assert states[1:] == [
+        "thinking running",
+        "thinking running",
+        "thinking running",
+        "working running",
+        "executing/Bash running",
+    ]
+    own = {**title, "thread-id": envelopes[0]["session_id"]}
+    assert replay(home, "codex", [own]) == ["completed running"]  # the session's own notify still counts
+
+
+# --- 7. waiting for the human is waiting ---------------------------------------------------------
+
+
+def test_claude_an_approval_reads_waiting_then_the_approved_tool_ends_it(home: Path) -> None:
+    states = replay(home, "claude", recorded("claude-permA"))
+    assert states[2:8] == [
+        "executing/Bash running",
+        "waiting_for_input running",  # PermissionRequest
+        "waiting_for_input running",  # Notification permission_prompt
+        "working running",  # approved; the tool ran and ended
+        "executing/Bash running",
+        "waiting_for_input running",  # denied with Esc: no hook follows (docs/harnesses.md)
+    ]
+    assert states[12:16] == [
+        "executing/Bash running",
+        "executing/Bash running",
+        "executing/Bash running",  # p2 ended, p1 (sleep 2) still runs
+        "working running",
+    ]
+
+
+def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path) -> None:
+    start = recorded("c02-multi")[4]
+    ask = {
+        **start,
+        "tool_name": "request_user_input",
+        "tool_use_id": "call_ask",
+        "tool_input": {"questions": []},
+    }
+    answered = {**ask, "hook_event_name": "PostToolUse", "tool_response": "blue"}
+    interrupt = {
+        "session_id": start["session_id"],
+        "hook_event_name": "Interrupt",
+        "turn_id": start["turn_id"],
+    }
+    assert replay(home, "codex", [ask, answered, start, interrupt]) == [
+        "waiting_for_input",
+        "working",
+        "executing/Bash",
+        "working",  # Esc: back to Ready, the open call forgotten
+    ]
+    assert log(home)[-1] == "[INFO] [working] Agent turn interrupted by the user"
+
+
+# --- 8. opencode through the bridge --------------------------------------------------------------
+
+SES = "ses_dd14b685effeIUr4n07TlCA1lF"
+
+
+def _oc(name: str, **fields: object) -> Envelope:
+    return {"hook_event_name": name, "session_id": SES, **fields}
+
+
+def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(home: Path) -> None:
+    # ot1's timeline (approve, reject, question, exit) in the envelopes the bridge now sends.
+    bash = {"tool_name": "bash", "tool_input": {"command": "echo hello"}}
+    question = {"tool_name": "question", "tool_input": {"questions": [{"question": "Which color?"}]}}
+    steps = [
+        (_oc("session.created"), "working running"),
+        (_oc("message.updated.user", prompt="HELLO say hello"), "thinking running"),
+        (_oc("message.part.updated.step-start", model="fakelocal/fake-model"), "thinking running"),
+        (_oc("tool.execute.before", call_id="call_1", **bash), "executing/bash running"),
+        (_oc("permission.asked", message="Run echo hello?", tool_name="bash"), "waiting_for_input running"),
+        (_oc("permission.replied", call_id="call_1", **bash), "executing/bash running"),  # approved: runs
+        (
+            _oc("tool.execute.after", call_id="call_1", success=True, tool_output="hello\n", **bash),
+            "working running",
+        ),
+        (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
+        (_oc("message.part.updated.step-start"), "thinking running"),
+        (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
+        (_oc("session.idle", assistant_text="All done."), "working running"),
+        (_oc("message.updated.user", prompt="HELLO again but I will reject"), "thinking running"),
+        (_oc("tool.execute.before", call_id="call_2", **bash), "executing/bash running"),
+        (_oc("permission.asked", tool_name="bash"), "waiting_for_input running"),
+        (
+            _oc("tool.failed", call_id="call_2", success=False, error="The user rejected permission", **bash),
+            "working running",
+        ),
+        (_oc("session.idle"), "working running"),
+        (_oc("message.updated.user", prompt="QUESTION ask me something"), "thinking running"),
+        (_oc("tool.execute.before", call_id="call_3", **question), "waiting_for_input running"),
+        (_oc("tool.execute.after", call_id="call_3", success=True, **question), "working running"),
+        (_oc("session.error", error="fake internal error"), "working running"),
+        (_oc("session.idle"), "working running"),
+        (_oc("server.instance.disposed"), "- stopped"),
+    ]
+    assert replay(home, "opencode", [envelope for envelope, _ in steps]) == [want for _, want in steps]
+    lines = log(home)
+    assert "[INFO] [thinking] User prompt: HELLO say hello" in lines
+    assert "[ERROR] [working] Tool bash failed: The user rejected permission" in lines
+    assert "[ERROR] [working] LLM call failed: fake internal error" in lines
+    assert lines[-1] == "[INFO] [stopped] Session ended"
+
+
+def test_opencode_a_subagent_session_ending_leaves_its_parents_call_running(home: Path) -> None:
+    task = {"tool_name": "task", "tool_input": {"prompt": "HELLO from a subagent"}}
+    child = "ses_child"
+    states = replay(
+        home,
+        "opencode",
+        [
+            _oc("session.created"),
+            _oc("tool.execute.before", call_id="call_t", **task),
+            {"hook_event_name": "session.created", "session_id": child},
+            {"hook_event_name": "session.idle", "session_id": child},
+            _oc("tool.execute.after", call_id="call_t", success=True, **task),
+        ],
+    )
+    assert states[1:] == ["executing/task running"] * 3 + ["working running"]
+
+
+# --- 9. errors are said --------------------------------------------------------------------------
+
+
+def test_codex_failed_model_requests_are_logged_as_errors(home: Path) -> None:
+    replay(home, "codex", recorded("c04-err500"))
+    failed = [line for line in log(home) if "LLM call" in line]
+    assert failed and all(line.startswith("[ERROR] [working] LLM call failed: We") for line in failed[1::2])
+
+
+def test_gemini_a_failed_tool_and_a_failed_turn_are_errors(home: Path) -> None:
+    replay(home, "gemini", recorded("gemini-fail"))
+    assert (
+        "[ERROR] [working] Tool read_file failed: File not found: /home/dev/runs/gemini-fail/proj/missing.txt"
+        in log(home)
+    )
+    (home / "agent.log").unlink()
+    replay(home, "gemini", recorded("gemini-B")[:4])  # the turn whose model answered 400
+    assert log(home)[-1] == "[ERROR] [working] Agent turn failed: no response ([no response text])"
+
+
+# --- the state file ------------------------------------------------------------------------------
+
+
+def test_every_envelope_in_its_own_process_gives_the_same_states(tmp_path: Path) -> None:
+    """The state outlives the process: the claude-multi replay with one real hook process each."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCION")}
+    env.update(HOME=str(home), SCIONTOOL_CACHE_DIR=str(tmp_path / "cache"))
+    states = []
+    for envelope in recorded("claude-multi")[:8]:
+        done = subprocess.run(
+            [str(SCIONTOOL), "hook", "--dialect", "claude"],
+            input=json.dumps(envelope).encode(),
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        assert (done.returncode, done.stderr) == (0, b"")
+        states.append(state(home))
+    assert states[2:6] == ["executing/Bash running"] * 3 + ["working running"]
+    assert (home / sessions.FILE).stat().st_mode & 0o777 == 0o600
+
+
+PLANTED = [
+    b"not json",
+    b"[]",
+    b'{"open": {"s": [["k", "Bash"]]}}',
+    b'{"open": {"s": "x"}, "ended": 5}',
+    b"[" * 60000,
+    b'{"session": "' + b"x" * 70000 + b'"}',
+]
+
+
+@pytest.mark.parametrize("content", PLANTED, ids=range(len(PLANTED)))
+def test_a_damaged_or_planted_state_file_reads_as_empty(home: Path, content: bytes) -> None:
+    (home / sessions.FILE).write_bytes(content)
+    start = recorded("claude-multi")[2]
+    assert replay(home, "claude", [start]) == ["executing/Bash"]
+    assert sessions.read(str(home)).calls(str(start["session_id"]))[0].tool == "Bash"
+
+
+def test_a_symlink_at_the_state_file_is_replaced_never_followed(home: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text('{"session": "s"}')
+    (home / sessions.FILE).symlink_to(target)
+    replay(home, "claude", [recorded("claude-multi")[2]])
+    assert target.read_text() == '{"session": "s"}'
+    assert not (home / sessions.FILE).is_symlink()
+
+
+def test_the_state_file_stays_small_however_many_calls_and_sessions(home: Path) -> None:
+    starts = [
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": f"s{n % 20}",
+            "tool_use_id": f"t{n}" + "x" * 400,
+            "tool_name": "B" * 400,
+        }
+        for n in range(200)
+    ]
+    replay(home, "claude", starts)
+    state_file = home / sessions.FILE
+    size = state_file.stat().st_size
+    assert size < sessions.MAX_BYTES
+    loaded = sessions.read(str(home))
+    assert len(loaded.open) == sessions.MAX_SESSIONS
+    assert all(len(calls) <= sessions.MAX_OPEN for calls in loaded.open.values())
+
+
+def test_dialects_without_the_options_keep_no_state(home: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "dialect: plain\nevent_name_field: hook_event_name\nmappings:\n  PreToolUse:\n    event: tool-start\n"
+    )
+    saved = sys.stdin, sys.stdout, sys.stderr
+    for envelope in recorded("claude-multi")[:6]:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(envelope).encode()))
+        sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        try:
+            fastpath.run("hook", ["--dialect-file", str(plain)])
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+    assert not (home / sessions.FILE).exists()
+
+
+def test_keep_state_sources_alone_needs_no_state_file(home: Path, tmp_path: Path) -> None:
+    dialect = tmp_path / "compact.yaml"
+    dialect.write_text(
+        "dialect: compact\nevent_name_field: hook_event_name\noptions:\n  keep_state_sources: [compact]\n"
+        "mappings:\n  SessionStart:\n    event: session-start\n  Notification:\n    event: notification\n"
+    )
+    saved = sys.stdin, sys.stdout, sys.stderr
+    for envelope in (
+        {"hook_event_name": "Notification", "session_id": "s"},
+        {"hook_event_name": "SessionStart", "session_id": "s", "source": "compact"},
+    ):
+        sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(envelope).encode()))
+        sys.stdout = sys.stderr = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        try:
+            assert fastpath.run("hook", ["--dialect-file", str(dialect)]) == 0
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+    assert state(home) == "waiting_for_input"
+    assert not (home / sessions.FILE).exists()
