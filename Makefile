@@ -80,8 +80,9 @@ bench: $(DEV)
 	$(BIN)/python benchmarks/bench.py
 
 # The real harnesses (npm: Claude Code, Gemini CLI, Codex, opencode; about 1 GB in .e2e-cache/,
-# fetched once) wired by `sciontool harness install`, one scripted session each against a fake
-# model on 127.0.0.1. Not part of `make test`. E2E_HARNESSES narrows it, e.g. "claude codex".
+# fetched once) wired by `sciontool harness install`, scripted scenarios (headless and in tmux)
+# against a fake model on 127.0.0.1, each with a truth ratio of agent-info.json (docs/harnesses.md).
+# Not part of `make test`; needs node, npm and tmux. E2E_HARNESSES narrows it, e.g. "claude codex".
 e2e: $(BASE)
 	$(BIN)/python e2e/run.py $(E2E_HARNESSES)
 

@@ -1,27 +1,94 @@
 """One scripted model behind the four wire formats the harnesses speak, on 127.0.0.1 only.
 
 Anthropic Messages (Claude Code), Gemini streamGenerateContent (Gemini CLI), OpenAI
-Responses (Codex) and OpenAI chat completions (opencode), all streamed. Every
-conversation goes the same way: while the request carries no tool result and
-offers a shell tool, the model calls it with `echo hello`; once a result is
-there it answers "All done."; any other request (titles, classifiers) gets a
-short text. Stdlib only; every request is kept in `requests` for the report.
+Responses (Codex) and OpenAI chat completions (opencode), all streamed.
+
+A request that offers the harness's shell tool is the agent's own ("main"); each one takes
+the next `Reply` of the scenario's script (an error reply with `repeat` stays), and once the
+script is spent the model answers "All done.". Any other request (titles, classifiers) gets
+a short text at once. Every request's start and end times are kept in `flights`: a request
+in flight is the agent thinking, the ground truth of `e2e/truth.py`.
+Tool calls run `sh tool.sh MARKS ID SECONDS RC` (e2e/tool.sh), which writes start and end markers.
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
-SHELL = "echo hello"
 FINAL = "All done."
 SIDE = "Shell hello"
+TOOL_SCRIPT = Path(__file__).resolve().parent / "tool.sh"
 
 Json = dict[str, Any]
+_ids = itertools.count(1)  # Claude Code groups a conversation by message id: each answer its own
+
+
+@dataclass(frozen=True)
+class Call:
+    """One scripted shell command: runs SECONDS, exits RC."""
+
+    id: str
+    seconds: float = 0.0
+    rc: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the model answers one main request: tool calls, a question to the user, text or an error."""
+
+    calls: tuple[Call, ...] = ()
+    text: str = FINAL
+    error: int = 0  # an HTTP status: the request fails
+    repeat: bool = False  # an error that every later main request gets too
+    ask: bool = False  # the harness's question tool (Claude AskUserQuestion, opencode question ...)
+    delay: float = 0.0  # seconds before the answer (0: the script's latency)
+    escalate: bool = False  # Codex: the calls ask to run outside the sandbox (so the user approves)
+
+
+@dataclass
+class Flight:
+    start: float
+    end: float | None
+    main: bool
+    path: str
+    tools: tuple[str, ...]  # the tool names the request offered
+
+
+@dataclass
+class Script:
+    replies: list[Reply] = field(default_factory=list)
+    marks: Path = Path("/dev/null")
+    tool: Path = TOOL_SCRIPT  # a copy inside the project: harnesses ask before touching other folders
+    latency: float = 0.6  # every main request takes this long unless its reply says otherwise
+    position: int = 0
+
+    def next(self) -> Reply:
+        if self.position >= len(self.replies):
+            return Reply(delay=self.latency)
+        reply = self.replies[self.position]
+        if not reply.repeat:
+            self.position += 1
+        return reply
+
+    def command(self, call: Call) -> str:
+        return f"sh {self.tool} {self.marks} {call.id} {call.seconds:g} {call.rc}"
+
+
+QUESTION = {
+    "question": "Which color do you want?",
+    "header": "Color",
+    "options": [{"label": "Red", "description": "red"}, {"label": "Blue", "description": "blue"}],
+    "multiSelect": False,
+}
 
 
 def _sse(events: Iterator[tuple[str | None, Json]]) -> bytes:
@@ -35,27 +102,26 @@ def _sse(events: Iterator[tuple[str | None, Json]]) -> bytes:
 # --- Anthropic Messages --------------------------------------------------------------------
 
 
-def _anthropic(body: Json) -> bytes:
-    messages = body.get("messages") or []
-    last = messages[-1].get("content") if messages else None
-    answered = isinstance(last, list) and any(b.get("type") == "tool_result" for b in last)
-    tools = {t.get("name") for t in body.get("tools") or []}
+def _anthropic(body: Json, reply: Reply | None, script: Script) -> bytes:
     usage = {"input_tokens": 900, "output_tokens": 30, "cache_read_input_tokens": 0}
-    if not answered and "Bash" in tools:
-        block: Json = {"type": "tool_use", "id": "toolu_e2e_1", "name": "Bash", "input": {}}
-        delta: Json = {
-            "type": "input_json_delta",
-            "partial_json": json.dumps({"command": SHELL, "description": "say hello"}),
-        }
-        stop = "tool_use"
-    else:
-        block = {"type": "text", "text": ""}
-        delta = {"type": "text_delta", "text": FINAL if answered else SIDE}
-        stop = "end_turn"
+    blocks: list[tuple[Json, Json]] = []
+    if reply is not None and reply.ask:
+        start = {"type": "tool_use", "id": "toolu_e2e_ask", "name": "AskUserQuestion", "input": {}}
+        blocks.append(
+            (start, {"type": "input_json_delta", "partial_json": json.dumps({"questions": [QUESTION]})})
+        )
+    for call in reply.calls if reply is not None else ():
+        start = {"type": "tool_use", "id": f"toolu_e2e_{call.id}", "name": "Bash", "input": {}}
+        args = {"command": script.command(call), "description": f"scripted tool {call.id}"}
+        blocks.append((start, {"type": "input_json_delta", "partial_json": json.dumps(args)}))
+    stop = "tool_use" if blocks else "end_turn"
+    if not blocks:
+        text = reply.text if reply is not None else SIDE
+        blocks.append(({"type": "text", "text": ""}, {"type": "text_delta", "text": text}))
 
     def events() -> Iterator[tuple[str | None, Json]]:
         message = {
-            "id": "msg_e2e",
+            "id": f"msg_e2e_{next(_ids)}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "claude"),
@@ -64,32 +130,54 @@ def _anthropic(body: Json) -> bytes:
             "usage": usage,
         }
         yield "message_start", {"type": "message_start", "message": message}
-        yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
-        yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
-        yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+        for index, (block, delta) in enumerate(blocks):
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+            yield "content_block_stop", {"type": "content_block_stop", "index": index}
         yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": usage}
         yield "message_stop", {"type": "message_stop"}
 
     return _sse(events())
 
 
+def _anthropic_main(body: Json) -> bool:
+    return "Bash" in {t.get("name") for t in body.get("tools") or []}
+
+
 # --- Gemini --------------------------------------------------------------------------------
 
 
-def _gemini(body: Json) -> Json:
-    parts = [p for c in body.get("contents") or [] for p in c.get("parts") or []]
-    answered = any("functionResponse" in p for p in parts)
+def _gemini_main(body: Json) -> bool:
     declared = {f.get("name") for t in body.get("tools") or [] for f in t.get("functionDeclarations") or []}
     config = body.get("generationConfig") or {}
+    structured = config.get("responseJsonSchema") or config.get("responseSchema")
+    return (
+        "run_shell_command" in declared
+        and structured is None
+        and config.get("responseMimeType") != "application/json"
+    )
+
+
+def _gemini(body: Json, reply: Reply | None, script: Script) -> Json:
+    config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
-    if schema is not None or config.get("responseMimeType") == "application/json":
-        part: Json = {"text": json.dumps(_from_schema(schema or {}))}
-    elif not answered and "run_shell_command" in declared:
-        part = {"functionCall": {"name": "run_shell_command", "args": {"command": SHELL}}}
+    parts: list[Json]
+    if reply is None and (schema is not None or config.get("responseMimeType") == "application/json"):
+        parts = [{"text": json.dumps(_from_schema(schema or {}))}]
+    elif reply is not None and reply.ask:
+        parts = [{"functionCall": {"name": "ask_user", "args": {"questions": [QUESTION]}}}]
+    elif reply is not None and reply.calls:
+        parts = [
+            {"functionCall": {"name": "run_shell_command", "args": {"command": script.command(c)}}}
+            for c in reply.calls
+        ]
     else:
-        part = {"text": FINAL if answered else SIDE}
+        parts = [{"text": reply.text if reply is not None else SIDE}]
     return {
-        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": 900, "candidatesTokenCount": 30, "totalTokenCount": 930},
     }
 
@@ -107,36 +195,44 @@ def _from_schema(schema: Json) -> object:
 # --- OpenAI Responses ----------------------------------------------------------------------
 
 
-def _responses(body: Json) -> bytes:
-    items = body.get("input") if isinstance(body.get("input"), list) else []
-    answered = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in items)
+def _responses_shell(body: Json) -> tuple[str, Json] | None:
     tools = {t.get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)}
-    shell = next((n for n in ("exec_command", "shell_command", "shell") if n in tools), None)
-    if not answered and shell is not None:
-        props = (tools[shell].get("parameters") or {}).get("properties") or {}
+    name = next((n for n in ("exec_command", "shell_command", "shell") if n in tools), None)
+    return None if name is None else (name, tools[name])
+
+
+def _responses(body: Json, reply: Reply | None, script: Script) -> bytes:
+    items: list[Json] = []
+    shell = _responses_shell(body)
+    if reply is not None and reply.ask:
+        question = {k: v for k, v in QUESTION.items() if k != "multiSelect"}
+        args = {"questions": [{"id": "color", **question}]}
+        items.append(_function_call("ask", "request_user_input", args))
+    for call in reply.calls if reply is not None and shell is not None else ():
+        assert shell is not None
+        props = (shell[1].get("parameters") or {}).get("properties") or {}
+        command = script.command(call)
         if "cmd" in props:
-            args: Json = {"cmd": SHELL}
+            args = {"cmd": command}
         elif (props.get("command") or {}).get("type") == "array":
-            args = {"command": ["bash", "-lc", SHELL]}
+            args = {"command": ["bash", "-lc", command]}
         else:
-            args = {"command": SHELL}
-        item: Json = {
-            "type": "function_call",
-            "id": "fc_e2e",
-            "call_id": "call_e2e",
-            "name": shell,
-            "arguments": json.dumps(args),
-            "status": "completed",
-        }
-    else:
-        text = FINAL if answered else SIDE
-        item = {
-            "type": "message",
-            "id": "msg_e2e",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
-        }
+            args = {"command": command}
+        if reply is not None and reply.escalate and "sandbox_permissions" in props:
+            args.update(sandbox_permissions="require_escalated", justification="the scripted tool")
+        items.append(_function_call(call.id, shell[0], args))
+    if not items:
+        text = reply.text if reply is not None else SIDE
+        content = [{"type": "output_text", "text": text, "annotations": []}]
+        items.append(
+            {
+                "type": "message",
+                "id": "msg_e2e",
+                "role": "assistant",
+                "status": "completed",
+                "content": content,
+            }
+        )
     usage = {
         "input_tokens": 900,
         "input_tokens_details": {"cached_tokens": 0},
@@ -151,31 +247,61 @@ def _responses(body: Json) -> bytes:
             "response.created",
             {"type": "response.created", "response": {**response, "status": "in_progress"}},
         )
-        for kind in ("response.output_item.added", "response.output_item.done"):
-            yield kind, {"type": kind, "output_index": 0, "item": item}
-        done = {**response, "status": "completed", "output": [item], "usage": usage}
+        for index, item in enumerate(items):
+            for kind in ("response.output_item.added", "response.output_item.done"):
+                yield kind, {"type": kind, "output_index": index, "item": item}
+        done = {**response, "status": "completed", "output": items, "usage": usage}
         yield "response.completed", {"type": "response.completed", "response": done}
 
     return _sse(events())
 
 
+def _function_call(call_id: str, name: str, args: Json) -> Json:
+    return {
+        "type": "function_call",
+        "id": f"fc_e2e_{call_id}",
+        "call_id": f"call_e2e_{call_id}",
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
+
+
 # --- OpenAI chat completions ---------------------------------------------------------------
 
 
-def _chat(body: Json) -> bytes:
-    answered = any(m.get("role") == "tool" for m in body.get("messages") or [])
-    tools = {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
-    if not answered and "bash" in tools:
-        params = tools["bash"].get("parameters") or {}
-        args: Json = {"command": SHELL}
-        for name in params.get("required") or []:
-            args.setdefault(name, "say hello")
-        call = {"index": 0, "id": "call_e2e", "type": "function"}
-        call["function"] = {"name": "bash", "arguments": json.dumps(args)}
-        delta: Json = {"role": "assistant", "tool_calls": [call]}
+def _chat_tools(body: Json) -> dict[str, Json]:
+    return {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
+
+
+def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
+    tools = _chat_tools(body)
+    calls: list[tuple[str, str, Json]] = []
+    if reply is not None and reply.ask and "question" in tools:
+        calls.append(
+            ("ask", "question", {"questions": [{k: v for k, v in QUESTION.items() if k != "multiSelect"}]})
+        )
+    for call in reply.calls if reply is not None else ():
+        args: Json = {"command": script.command(call)}
+        for name in (tools["bash"].get("parameters") or {}).get("required") or []:
+            args.setdefault(name, f"scripted tool {call.id}")
+        calls.append((call.id, "bash", args))
+    if calls:
+        delta: Json = {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "index": i,
+                    "id": f"call_e2e_{cid}",
+                    "type": "function",
+                    "function": {"name": n, "arguments": json.dumps(a)},
+                }
+                for i, (cid, n, a) in enumerate(calls)
+            ],
+        }
         finish = "tool_calls"
     else:
-        delta = {"role": "assistant", "content": FINAL if answered else SIDE}
+        delta = {"role": "assistant", "content": reply.text if reply is not None else SIDE}
         finish = "stop"
     base = {"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "model": body.get("model")}
     usage = {"prompt_tokens": 900, "completion_tokens": 30, "total_tokens": 930}
@@ -186,6 +312,15 @@ def _chat(body: Json) -> bytes:
         yield None, {**base, "choices": [], "usage": usage}
 
     return _sse(events()) + b"data: [DONE]\n\n"
+
+
+def _offered(body: Json) -> tuple[str, ...]:
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            names.append(tool.get("name") or (tool.get("function") or {}).get("name"))
+            names += [f.get("name") for f in tool.get("functionDeclarations") or []]
+    return tuple(str(n) for n in names if n)
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -204,6 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        self.wfile.flush()
 
     def _json(self, obj: object, status: int = 200) -> None:
         self._reply(status, json.dumps(obj).encode(), "application/json")
@@ -214,7 +350,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
-        self.server.requests.append(("GET", self.path))
         path = self.path.split("?")[0]
         if path.endswith("/models"):
             self._json({"object": "list", "data": [{"id": "fake-model", "object": "model"}], "models": []})
@@ -229,25 +364,51 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
-        self.server.requests.append(("POST", self.path))
         path = self.path.split("?")[0]
-        sse = "text/event-stream"
         if path.endswith("/messages/count_tokens"):
             self._json({"input_tokens": 900})
-        elif path.endswith("/messages"):
-            self._reply(200, _anthropic(body), sse)
-        elif ":streamGenerateContent" in path:
-            self._reply(200, b"data: " + json.dumps(_gemini(body)).encode() + b"\r\n\r\n", sse)
-        elif ":generateContent" in path:
-            self._json(_gemini(body))
         elif ":countTokens" in path:
             self._json({"totalTokens": 900})
+        elif path.endswith("/messages"):
+            self._answer(path, body, _anthropic_main(body), "anthropic")
+        elif ":streamGenerateContent" in path or ":generateContent" in path:
+            self._answer(path, body, _gemini_main(body), "gemini")
         elif path.endswith("/responses"):
-            self._reply(200, _responses(body), sse)
+            self._answer(path, body, _responses_shell(body) is not None, "responses")
         elif path.endswith("/chat/completions"):
-            self._reply(200, _chat(body), sse)
+            self._answer(path, body, "bash" in _chat_tools(body), "chat")
         else:
             self._json({"error": {"message": f"not served: {path}"}}, 404)
+
+    def _answer(self, path: str, body: Json, main: bool, wire: str) -> None:
+        flight = Flight(time.time(), None, main, path, _offered(body))
+        script = self.server.script
+        with self.server.lock:
+            self.server.flights.append(flight)
+            reply = script.next() if main else None
+        try:
+            if reply is not None:
+                time.sleep(reply.delay or script.latency)
+            if reply is not None and reply.error:
+                message = {"type": "error", "error": {"type": "api_error", "message": "fake internal error"}}
+                if wire == "gemini":
+                    message = {
+                        "error": {"code": reply.error, "message": "fake error", "status": "INVALID_ARGUMENT"}
+                    }
+                self._json(message, reply.error)
+            elif wire == "anthropic":
+                self._reply(200, _anthropic(body, reply, script), "text/event-stream")
+            elif wire == "gemini" and ":streamGenerateContent" in path:
+                data = b"data: " + json.dumps(_gemini(body, reply, script)).encode() + b"\r\n\r\n"
+                self._reply(200, data, "text/event-stream")
+            elif wire == "gemini":
+                self._json(_gemini(body, reply, script))
+            elif wire == "responses":
+                self._reply(200, _responses(body, reply, script), "text/event-stream")
+            else:
+                self._reply(200, _chat(body, reply, script), "text/event-stream")
+        finally:
+            flight.end = time.time()
 
 
 class FakeModel(ThreadingHTTPServer):
@@ -255,12 +416,20 @@ class FakeModel(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[tuple[str, str]] = []
+        self.script = Script()
+        self.flights: list[Flight] = []
+        self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def load(self, script: Script) -> None:
+        """The next session's script; forgets the last session's requests."""
+        with self.lock:
+            self.script = script
+            self.flights = []
 
     def __enter__(self) -> FakeModel:
         self.thread.start()

@@ -1,7 +1,9 @@
 """Stands first on PATH as `sciontool` in an e2e run: runs the real one and records the call.
 
-One JSON line per call in $E2E_CALLS: arguments, stdin, exit status, stderr, agent-info.json
-just after and the agent.log lines the call wrote, so the runner can check every transition.
+One JSON line per call in $E2E_CALLS: arguments, stdin, start and end times, exit status,
+stderr, agent-info.json just after and the agent.log lines the call wrote. With E2E_SERIAL
+set, one call at a time (so each call's log lines are its own, as the transition checks need);
+otherwise calls overlap as the harness fires them, as they do in production.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 
 def main() -> int:
@@ -18,12 +21,16 @@ def main() -> int:
     real = os.environ["E2E_SCIONTOOL"]
     log_path = os.path.join(os.environ["HOME"], "agent.log")
     with open(os.environ["E2E_CALLS"], "a", encoding="utf-8") as out:
-        # Harnesses may run two hooks at once: one call at a time keeps each call's log lines apart.
-        fcntl.flock(out, fcntl.LOCK_EX)
+        if os.environ.get("E2E_SERIAL"):
+            fcntl.flock(out, fcntl.LOCK_EX)
         logged = _size(log_path)
+        began = time.time()
         proc = subprocess.run([real, *sys.argv[1:]], input=data, capture_output=True)
+        record = _record(data, proc, log_path, logged)
+        record.update(t0=began, t1=time.time())
         sys.stdout.buffer.write(proc.stdout)
-        out.write(json.dumps(_record(data, proc, log_path, logged)) + "\n")
+        fcntl.flock(out, fcntl.LOCK_EX)  # one whole line at a time
+        out.write(json.dumps(record) + "\n")
     return proc.returncode
 
 

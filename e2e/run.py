@@ -1,12 +1,16 @@
 """`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
 
-Installs Claude Code, Gemini CLI, Codex and opencode from npm into .e2e-cache/
-(several hundred MB, once), then for each: a throwaway HOME and project, `sciontool
-harness install`, one scripted session offline against e2e/fake_model.py, and checks
-of every hook call (e2e/hook_recorder.py stands first on PATH as `sciontool`).
+Installs each harness from npm into .e2e-cache/ (about 1 GB, once), then runs its scenarios
+(harness.py; a harness is one module: claude.py, gemini.py, codex.py, opencode.py), each in a
+throwaway HOME and project, offline against e2e/fake_model.py, with e2e/hook_recorder.py first
+on PATH as `sciontool`. For every scenario it prints the truth ratio (truth.py): the share of
+the session in which agent-info.json said what the agent was doing; and whether the final
+state is right. The hello scenario also checks every hook call against the harness's
+expectations.
 
-Usage: python e2e/run.py [HARNESS...]   (default: all four; E2E_KEEP=1 keeps the temp folder)
-Exit 0 when every expectation holds; PENDING expectations are reported, not counted.
+Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
+(default: all four; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
 from __future__ import annotations
@@ -18,143 +22,32 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fake_model import FakeModel  # beside this script, which Python puts first on sys.path
+import claude
+import codex
+import gemini
+import opencode
+import truth
+from fake_model import FakeModel, Script
+from harness import LOG, Harness, Scenario, Step
+from session import CACHE, Run, Session
 
-REPO = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("E2E_CACHE", REPO / ".e2e-cache"))
-PACKAGES = {
-    "claude": ("@anthropic-ai/claude-code", "2.1.197"),
-    "gemini": ("@google/gemini-cli", "0.61.0"),
-    "codex": ("@openai/codex", "0.171.0"),
-    "opencode": ("opencode-ai", "1.18.33"),
+HARNESSES: dict[str, Harness] = {
+    h.name: h for h in (claude.HARNESS, gemini.HARNESS, codex.HARNESS, opencode.HARNESS)
 }
-SESSION_TIMEOUT = 300  # seconds one scripted session may take
-
-Info = dict[str, Any]
-# An expectation: the next hook call for this raw event leaves agent-info.json with these keys,
-# and the agent.log line it writes ends with LOG ("[TAG] MESSAGE").
-Step = tuple[str, Info]
-LOG = "log"
-
-EXPECTED: dict[str, list[Step]] = {
-    "claude": [
-        ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
-        ("UserPromptSubmit", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using bash"}),
-        ("PreToolUse", {"activity": "executing", "toolName": "Bash", LOG: "[executing] Running tool: Bash"}),
-        ("PostToolUse", {"activity": "working", LOG: "[working] Tool Bash completed"}),
-        ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
-        ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
-    ],
-    "gemini": [
-        ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
-        ("BeforeAgent", {"activity": "thinking", LOG: "[thinking] Agent turn started"}),
-        ("BeforeModel", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
-        ("AfterModel", {"activity": "working", LOG: "[working] LLM call completed"}),
-        (
-            "BeforeTool",
-            {
-                "activity": "executing",
-                "toolName": "run_shell_command",
-                LOG: "Running tool: run_shell_command",
-            },
-        ),
-        ("AfterTool", {"activity": "working", LOG: "[working] Tool run_shell_command completed"}),
-        ("BeforeModel", {"activity": "thinking"}),
-        ("AfterModel", {"activity": "working"}),
-        ("AfterAgent", {"activity": "working", LOG: "[working] Agent turn completed"}),
-        ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: exit)"}),
-    ],
-    "codex": [
-        ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
-        (
-            "UserPromptSubmit",
-            {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"},
-        ),
-        ("PreModelRequest", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
-        ("PostModelRequest", {"activity": "working", LOG: "[working] LLM call completed"}),
-        ("PreToolUse", {"activity": "executing", "toolName": "Bash", LOG: "[executing] Running tool: Bash"}),
-        ("PostToolUse", {"activity": "working", LOG: "[working] Tool Bash completed"}),
-        ("PreModelRequest", {"activity": "thinking"}),
-        ("PostModelRequest", {"activity": "working"}),
-        ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
-        ("agent-turn-complete", {"activity": "completed", LOG: "[completed] Agent completed task"}),
-        ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
-    ],
-    "opencode": [
-        ("session.created", {"activity": "working", LOG: "[starting] Session started"}),
-        ("tool.execute.before", {"activity": "executing", "toolName": "bash", LOG: "Running tool: bash"}),
-        ("tool.execute.after", {"activity": "working", LOG: "[working] Tool bash completed"}),
-        ("message.part.updated.step-finish", {"activity": "working", LOG: "[working] LLM call completed"}),
-        ("session.idle", {"activity": "working", LOG: "[working] Agent turn completed"}),
-    ],
-}
-
-# PENDING: what is right but waits for changes in other branches. Each is checked and
-# reported; none fails the run. When one starts to hold, move it into EXPECTED.
-PENDING: dict[str, list[tuple[str, list[Step]]]] = {}
+TOOL = Path(__file__).resolve().parent / "tool.sh"
 
 
-@dataclass
-class Run:
-    name: str
-    root: Path
-    url: str
-    home: Path = field(init=False)
-    project: Path = field(init=False)
-    calls: Path = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.project = self.root / "project"
-        self.calls = self.root / "calls.jsonl"
-        self.root.mkdir(parents=True)
-        self.home.mkdir()
-        self.project.mkdir()
-
-    def env(self, **extra: str) -> dict[str, str]:
-        recorder = self.root / "bin"
-        recorder.mkdir(exist_ok=True)
-        wrapper = recorder / "sciontool"
-        wrapper.write_text(f"#!{sys.executable}\n" + (REPO / "e2e" / "hook_recorder.py").read_text())
-        wrapper.chmod(0o755)
-        node_bin = os.path.dirname(shutil.which("node") or "/usr/bin/node")
-        return {
-            "PATH": f"{recorder}:{CACHE / 'npm' / 'node_modules' / '.bin'}:{node_bin}:/usr/bin:/bin",
-            "HOME": str(self.home),
-            "TERM": "dumb",
-            "E2E_SCIONTOOL": str(Path(sys.executable).parent / "sciontool"),
-            "E2E_CALLS": str(self.calls),
-            **extra,
-        }
-
-    def sciontool(self, *args: str) -> str:
-        """The real CLI, as a user types it (with this run's HOME)."""
-        real = Path(sys.executable).parent / "sciontool"
-        env = {**os.environ, "HOME": str(self.home)}
-        proc = subprocess.run([str(real), *args], capture_output=True, text=True, env=env, timeout=60)
-        if proc.returncode != 0:
-            raise SystemExit(f"sciontool {' '.join(args)} failed: {proc.stderr.strip()}")
-        return proc.stdout
-
-    def records(self) -> list[dict[str, Any]]:
-        if not self.calls.exists():
-            return []
-        return [json.loads(line) for line in self.calls.read_text().splitlines()]
-
-
-def install_harnesses(names: list[str]) -> None:
+def install_harnesses(harnesses: list[Harness]) -> None:
     prefix = CACHE / "npm"
     missing = []
-    for name in names:
-        package, version = PACKAGES[name]
-        manifest = prefix / "node_modules" / package / "package.json"
-        if not manifest.exists() or json.loads(manifest.read_text()).get("version") != version:
-            missing.append(f"{package}@{version}")
+    for harness in harnesses:
+        manifest = prefix / "node_modules" / harness.package / "package.json"
+        if not manifest.exists() or json.loads(manifest.read_text()).get("version") != harness.version:
+            missing.append(f"{harness.package}@{harness.version}")
     if missing:
         print(f"npm install {' '.join(missing)} into {prefix} ...", flush=True)
         prefix.mkdir(parents=True, exist_ok=True)
@@ -163,105 +56,6 @@ def install_harnesses(names: list[str]) -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-
-
-def session(run: Run, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=run.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SESSION_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def run_claude(run: Run) -> subprocess.CompletedProcess[str]:
-    print(run.sciontool("harness", "install", "claude", "--project", str(run.project)), end="")
-    env = run.env(
-        ANTHROPIC_BASE_URL=run.url,
-        ANTHROPIC_API_KEY="sk-test-fake",
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
-    return session(run, ["claude", "-p", "say hello using bash", "--output-format", "json"], env)
-
-
-def run_gemini(run: Run) -> subprocess.CompletedProcess[str]:
-    settings = {
-        # With a base URL set Gemini CLI otherwise picks the gateway auth and exits.
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "model": {"name": "gemini-2.5-flash"},
-    }
-    (run.home / ".gemini").mkdir()
-    (run.home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
-    print(run.sciontool("harness", "install", "gemini", "--project", str(run.project)), end="")
-    env = run.env(
-        GEMINI_API_KEY="fake-key", GOOGLE_GEMINI_BASE_URL=run.url, GEMINI_CLI_TRUST_WORKSPACE="true", CI="1"
-    )
-    # Headless mode offers the shell tool only with --yolo.
-    return session(run, ["gemini", "-p", "say hello using the shell", "--yolo"], env)
-
-
-def run_codex(run: Run) -> subprocess.CompletedProcess[str]:
-    (run.home / ".codex").mkdir()
-    (run.home / ".codex" / "config.toml").write_text(
-        "# e2e: a local fake model\n"
-        'model = "gpt-5-fake"\n'
-        'model_provider = "fake"\n'
-        'approval_policy = "never"\n'
-        'sandbox_mode = "danger-full-access"\n'
-        "\n"
-        "[model_providers.fake]\n"
-        'name = "fake"\n'
-        f'base_url = "{run.url}/v1"\n'
-        'env_key = "FAKE_OPENAI_API_KEY"\n'
-        'wire_api = "responses"\n'
-    )
-    print(run.sciontool("harness", "install", "codex", "--user"), end="")
-    env = run.env(FAKE_OPENAI_API_KEY="fake")
-    argv = ["codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-    # User hooks run only once trusted; a scripted run skips the review.
-    argv += ["--dangerously-bypass-hook-trust", "say hello using the shell"]
-    return session(run, argv, env)
-
-
-def run_opencode(run: Run) -> subprocess.CompletedProcess[str]:
-    config = {
-        "$schema": "https://opencode.ai/config.json",
-        "model": "fake/fake-model",
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "fake",
-                "options": {"baseURL": f"{run.url}/v1", "apiKey": "fake"},
-                "models": {"fake-model": {"name": "fake-model"}},
-            }
-        },
-    }
-    (run.project / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
-    print(run.sciontool("harness", "install", "opencode", "--project", str(run.project)), end="")
-    env = run.env(
-        OPENCODE_DISABLE_MODELS_FETCH="1",
-        OPENCODE_DISABLE_AUTOUPDATE="1",
-        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-        OPENCODE_DISABLE_SHARE="1",
-    )
-    return session(run, ["opencode", "run", "say hello using the shell"], env)
-
-
-RUNNERS: dict[str, Callable[[Run], subprocess.CompletedProcess[str]]] = {
-    "claude": run_claude,
-    "gemini": run_gemini,
-    "codex": run_codex,
-    "opencode": run_opencode,
-}
 
 
 def raw_name(record: dict[str, Any]) -> str:
@@ -301,15 +95,16 @@ def follow(records: list[dict[str, Any]], steps: list[Step]) -> list[str]:
     return problems
 
 
-def check(name: str, run: Run, proc: subprocess.CompletedProcess[str]) -> tuple[list[str], list[str]]:
-    """(failures, pending report lines)."""
-    records = run.records()
+def check_hooks(harness: Harness, session: Session) -> tuple[list[str], list[str]]:
+    """The hello scenario's checks of every hook call: (failures, pending report lines)."""
+    records = session.run.records()
     failures = []
-    if proc.returncode != 0:
-        failures.append(f"{name} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-    if "All done." not in proc.stdout:
-        failures.append(f"{name} did not print the model's answer: {proc.stdout.strip()[-200:]}")
-    failures += follow(records, EXPECTED[name])
+    for proc in session.procs:
+        if proc.returncode != 0:
+            failures.append(f"{harness.name} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+        if "All done." not in proc.stdout:
+            failures.append(f"{harness.name} did not print the model's answer: {proc.stdout.strip()[-200:]}")
+    failures += follow(records, harness.expected)
     for record in records:
         # As Scion's hook: quiet on stderr (the harness captures it), exit 0.
         if record["rc"] != 0 or record["stderr"]:
@@ -319,52 +114,170 @@ def check(name: str, run: Run, proc: subprocess.CompletedProcess[str]) -> tuple[
         if len(record["log"]) != 1 or " [sciontool] [INFO] " not in record["log"][0]:
             failures.append(f"{raw_name(record)}: agent.log lines {json.dumps(record['log'])}")
     pending = []
-    for what, steps in PENDING.get(name, []):
+    for what, steps in harness.pending:
         problems = follow(records, steps)
         state = "holds: move it to EXPECTED" if not problems else f"not yet: {problems[0]}"
         pending.append(f"PENDING {what}: {state}")
     return failures, pending
 
 
-def report(name: str, run: Run) -> bool:
-    """Run one harness's session, print its hook calls and checks; True when it passed."""
-    began = time.monotonic()
-    proc = RUNNERS[name](run)
-    failures, pending = check(name, run, proc)
-    calls = run.records()
-    print(f"{name}: {len(calls)} hook calls, {time.monotonic() - began:.1f} s")
-    for record in calls:
-        logged = " | ".join(line.split(" [sciontool] ", 1)[-1] for line in record["log"])
-        print(f"  {raw_name(record):34} rc={record['rc']} {json.dumps(record['info'])}  {logged}")
+@dataclass
+class Outcome:
+    harness: str
+    scenario: str
+    ratio: truth.Ratio
+    strict: truth.Ratio  # without the finishing spans
+    final: str  # what agent-info.json said at the end
+    final_right: bool
+    failures: list[str]
+    seconds: float
+
+
+def startup_windows(session: Session) -> None:
+    """From each launch to the end of the harness's first hook: no hook has said anything yet."""
+    calls = sorted((r["t0"], r["t1"]) for r in session.run.records())
+    for i, (began, ended) in enumerate(session.truth.alive):
+        first = next((t1 for t0, t1 in calls if began <= t0 <= ended), ended)
+        session.truth.windows.append(
+            (session.began if i == 0 else began, first, "startup, until the first hook")
+        )
+
+
+def finishing(session: Session) -> None:
+    """A headless harness's work is over at the end of its last model request or tool."""
+    for index in session.headless_runs:
+        began, ended = session.truth.alive[index]
+        steps = [b for a, b in session.truth.flights + session.truth.tools if began <= a <= ended]
+        session.truth.finishing.append((min(max(steps, default=ended), ended), ended))
+
+
+def dump(run: Run, session: Session) -> None:
+    """What the ratio was computed from, to recompute it under another definition."""
+    data = {
+        "began": session.began,
+        "ended": session.ended,
+        "truth": {k: v for k, v in vars(session.truth).items()},
+        "samples": [(s.t, s.info) for s in session.samples],
+    }
+    (run.root / "truth.json").write_text(json.dumps(data))
+
+
+def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> Outcome:
+    run = Run(f"{harness.name}-{scenario.name}", root / harness.name / scenario.name, model.url)
+    shutil.copy(TOOL, run.project / "tool.sh")
+    env = harness.setup(run)
+    if scenario.hooks_checked:
+        env["E2E_SERIAL"] = "1"  # each call's agent.log lines apart, for the transition checks
+    tool = run.project / "tool.sh"
+    model.load(Script(list(scenario.replies), marks=run.marks, tool=tool, latency=scenario.latency))
+    failures: list[str] = []
+    with Session(run, env) as session:
+        try:
+            scenario.drive(session, harness)
+        except (TimeoutError, subprocess.TimeoutExpired) as error:
+            failures.append(f"driver: {error}")
+            for screen in session.tuis:
+                screen.close(timeout=0)
+    flights = [(f.start, f.end or session.ended) for f in model.flights]
+    session.truth.flights += flights
+    last_exit = max((b for _, b in session.truth.alive), default=session.ended)
+    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
+    startup_windows(session)
+    finishing(session)
+    ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
+    strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
+    if os.environ.get("E2E_KEEP"):
+        dump(run, session)
+    final_info = session.samples[-1].info if session.samples else None
+    pending: list[str] = []
+    if scenario.hooks_checked:
+        checked, pending = check_hooks(harness, session)
+        failures += checked
+    outcome = Outcome(
+        harness.name,
+        scenario.name,
+        ratio,
+        strict,
+        truth.said(final_info),
+        truth.right("stopped", final_info),
+        failures,
+        session.ended - session.began,
+    )
+    report(outcome, session, scenario, pending)
+    return outcome
+
+
+def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list[str]) -> None:
+    origin = session.began
+    verdict = "right" if outcome.final_right else "WRONG"
+    print(
+        f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
+        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict})"
+    )
+    for a, b, why in session.truth.windows:
+        print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
+    for line in truth.wrong_stretches(outcome.ratio, origin):
+        print(f"  wrong {line}")
+    if os.environ.get("E2E_VERBOSE"):
+        for record in session.run.records():
+            logged = " | ".join(line.split(" [sciontool] ", 1)[-1] for line in record["log"])
+            print(
+                f"  {record['t0'] - origin:6.2f} {raw_name(record):34} {json.dumps(record['info'])}  {logged}"
+            )
     for line in pending:
         print(f"  {line}")
-    for line in failures:
+    for line in outcome.failures:
         print(f"  FAIL {line}")
-    print(f"  {'FAILED' if failures else 'ok'}", flush=True)
-    return not failures
+    sys.stdout.flush()
+
+
+def table(outcomes: list[Outcome]) -> None:
+    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
+    for o in outcomes:
+        verdict = "right" if o.final_right else "WRONG"
+        checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
+        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
+        print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
+    print(
+        f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "
+        f"transition, {truth.LEAD:g} s before a tool or model request, {truth.EXIT_SLACK:g} s before an exit"
+    )
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(RUNNERS)
-    unknown = [n for n in names if n not in RUNNERS]
+    only: set[str] = set()
+    if "--only" in argv:
+        at = argv.index("--only")
+        only = set(argv[at + 1].split(","))
+        argv = argv[:at] + argv[at + 2 :]
+    names = argv or list(HARNESSES)
+    unknown = [n for n in names if n not in HARNESSES]
     if unknown:
-        raise SystemExit(f"unknown harness: {', '.join(unknown)}; known: {', '.join(RUNNERS)}")
+        raise SystemExit(f"unknown harness: {', '.join(unknown)}; known: {', '.join(HARNESSES)}")
     started = time.monotonic()
-    install_harnesses(names)
+    harnesses = [HARNESSES[n] for n in names]
+    install_harnesses(harnesses)
     keep = bool(os.environ.get("E2E_KEEP"))  # leave the homes, projects and call records to look at
-    tmp = tempfile.mkdtemp(prefix="sciontool-e2e-")
-    failed = 0
+    tmp = Path(tempfile.mkdtemp(prefix="sciontool-e2e-"))
+    outcomes = []
+    tmux = shutil.which("tmux") is not None
+    if not tmux:
+        print("tmux not found: the interactive scenarios are skipped", flush=True)
     try:
         with FakeModel() as model:
-            for name in names:
-                failed += not report(name, Run(name, Path(tmp) / name, model.url))
+            for harness in harnesses:
+                for scenario in harness.scenarios(tmux):
+                    if not only or scenario.name in only:
+                        outcomes.append(play(harness, scenario, model, tmp))
     finally:
         if keep:
             print(f"kept in {tmp}")
         else:
             shutil.rmtree(tmp)
-    passed = len(names) - failed
-    print(f"e2e: {passed} passed, {failed} failed in {time.monotonic() - started:.0f} s")
+    table(outcomes)
+    failed = [o for o in outcomes if o.failures or not o.final_right]
+    elapsed = time.monotonic() - started
+    print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0
 
 

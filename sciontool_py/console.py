@@ -13,6 +13,7 @@ import os
 import sys
 
 VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the prompt
+SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
 _ESCAPES = {
@@ -38,6 +39,17 @@ def cut(text: str, limit: int = VALUE_LIMIT) -> str:
     if len(data) <= limit and len(head) == len(text):
         return text
     return data[:limit].decode("utf-8", "surrogateescape") + "..."
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """text without any of secrets (give them longest first), each as [redacted]; withheld whole
+    when a short one is in it, since replacing that would mangle ordinary words."""
+    for secret in secrets:
+        if secret in text:
+            if len(secret) < SHORT_SECRET:
+                return "[withheld: it contains a credential]"
+            text = text.replace(secret, "[redacted]")
+    return text
 
 
 def ensure_std_fds() -> None:

@@ -53,9 +53,10 @@ def slow_to_reject(path: Path) -> int:
 def test_a_dialect_built_to_be_slow_is_rejected_once_then_in_milliseconds(machine: Machine) -> None:
     path = machine.home / "slow.yaml"
     assert slow_to_reject(path) > 17_000
-    first = machine.run(
-        PRE_TOOL_USE, f"--dialect-file={path}", measure=True
-    )  # within 5 s: libyaml, and 100 problems
+    # Parsing 1 MiB of YAML is CPU work: on a loaded machine its wall time is the machine's,
+    # so the cost is asserted in CPU seconds and the hang bound is wider for this one run.
+    first = machine.run(PRE_TOOL_USE, f"--dialect-file={path}", measure=True, within=300)
+    assert first.cpu < 10, first.cpu  # libyaml, and checking stops after 100 problems
     second = machine.run(PRE_TOOL_USE, f"--dialect-file={path}")  # the cached refusal
     assert first.returncode == second.returncode == 1
     assert first.error == second.error

@@ -193,5 +193,6 @@ def test_an_https_hub_behind_a_proxy_is_reached_through_a_tunnel(
     assert re.match(rb"CONNECT hub\.invalid:8443 HTTP/1\.[01]\r\n", proxy.requests[0]), proxy.requests[0]
     assert all(TOKEN.encode() not in request for request in proxy.requests)  # only inside TLS
     [error] = failures(machine)
-    assert error.endswith("Tunnel connection failed: 403 Forbidden")
+    # The proxy's 403, or, on a machine loaded enough to spend the 3 s budget first, the budget.
+    assert error.endswith(("Tunnel connection failed: 403 Forbidden", "within the time budget of 3s")), error
     machine.settled()

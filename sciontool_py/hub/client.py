@@ -15,7 +15,7 @@ import threading
 import time
 
 from sciontool_py import gojson
-from sciontool_py.console import cut, escape_controls
+from sciontool_py.console import cut, escape_controls, redact
 from sciontool_py.errors import HubError, Refused
 from sciontool_py.fs import failure, read_bytes
 from sciontool_py.hub import transport
@@ -31,7 +31,6 @@ FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 5.0
 DETAIL_LIMIT = 200  # bytes of what a hub sent (an error body, a bad status line) kept in the log
 ERROR_LIMIT = 1000  # bytes of a whole error message
-SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _WHAT = {
     "status": "hub status update",
     "outbound-message": "hub outbound message",
@@ -89,12 +88,7 @@ class Hub:
 
     def scrub(self, text: str) -> str:
         """What a server sent (or an unexpected error said), without the token or a URL password."""
-        for secret in self.secrets:
-            if secret in text:
-                if len(secret) < SHORT_SECRET:
-                    return "[withheld: it contains a credential]"
-                text = text.replace(secret, "[redacted]")
-        return text
+        return redact(text, self.secrets)
 
     def describe(self, exc: HubError) -> str:
         """The failure in words, with what the server sent scrubbed, then cut."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from sciontool_py.console import escape_controls, write_stderr
+from sciontool_py.console import escape_controls, redact, write_stderr
 from sciontool_py.fs import SCION_HOME, append, shared_tmp
 from sciontool_py.log import level as log_level
 
@@ -44,11 +44,19 @@ class AgentLog:
     SCION_LOG_LEVEL once per process.
     """
 
-    __slots__ = ("fell_back", "home", "quiet", "spec")
+    __slots__ = ("fell_back", "home", "quiet", "secrets", "spec")
 
-    def __init__(self, home: str, *, quiet: bool = False, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: str,
+        *,
+        quiet: bool = False,
+        env: Mapping[str, str] | None = None,
+        secrets: list[str] | tuple[str, ...] = (),
+    ) -> None:
         self.home = home
         self.quiet = quiet
+        self.secrets = list(secrets)  # never in a line: each written as [redacted]
         self.spec = log_level.from_env(os.environ if env is None else env)
         # Folders whose agent.log failed for this log: as in Scion (whose logger switches its path
         # to /tmp/agent.log for good), later lines go straight to the fallback, warned about once.
@@ -66,7 +74,7 @@ class AgentLog:
         if not log_level.enabled(self.spec, level, tag):
             return
         tag_part = f" [{escape_controls(tag)}]" if tag else ""
-        message = escape_controls(message)
+        message = escape_controls(redact(message, self.secrets) if self.secrets else message)
         stamp = timestamp(time.time_ns())
         line = _encode(f"{stamp} [sciontool] [{level}]{tag_part} {message}\n")
         folder = log_folder(self.home)

@@ -101,9 +101,7 @@ def _spool(log: AgentLog, event: CanonicalEvent, env: Mapping[str, str], now_ns:
         spool.add(home, now_ns, record.make(event, now_ns, env))
         if not locked:
             return None
-        for name in spool.trim(home, folder):
-            log.debug(f"Hook telemetry: spool full; oldest event {name} dropped")
-        handed, folder = folder, -1
+        handed, folder = folder, -1  # the worker trims the spool: a long listing is not the hook's
         return handed
     finally:
         if folder >= 0:

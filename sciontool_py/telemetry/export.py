@@ -6,13 +6,23 @@ Spans, log records and metric points are made through the official SDK
 official exporter (gRPC, or HTTP with protobuf), bounded by EXPORT_SECONDS
 and never retried (the exporters' own backoff starts at a second, past the
 bound).  Failures are reported through `problem`, never raised.
+
+The exporters' timeout bounds each read, not the export: a receiver that
+answers a byte at a time would hold the worker for minutes.  So each export
+also has a wall-clock deadline (DEADLINE_SECONDS, a SIGALRM in the worker's
+main thread).  Over HTTP a response's body is never read (the status is the
+answer; an endless body costs nothing) and a redirect is neither followed
+nor a success.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import Callable, Mapping
+from types import FrameType
+from typing import Any, TypeVar
 
 from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.context import Context
@@ -42,6 +52,7 @@ if TYPE_CHECKING:  # the name of the exporters' base class since 1.39 (LogExport
     from opentelemetry.sdk._logs.export import LogRecordExporter
 
 EXPORT_SECONDS = 0.25  # Scion's HookExportTimeout, for each export and for the shutdown
+DEADLINE_SECONDS = 2 * EXPORT_SECONDS  # past the exporters' own timeout, for a receiver that trickles
 SCOPE = "github.com/GoogleCloudPlatform/scion/pkg/sciontool/hooks/handlers"
 LOG_SCOPE = "sciontool.hooks"
 SERVICE_NAME = "sciontool"
@@ -153,11 +164,11 @@ class Pipeline:
         spans = self._spans.get_finished_spans()
         self._spans.clear()
         if spans:
-            self._check("spans", len(spans), span_exporter.export(spans).name)
+            self._send("spans", len(spans), lambda: span_exporter.export(spans))
         logs = self._logs.get_finished_logs()
         self._logs.clear()
         if logs:
-            self._check("log records", len(logs), log_exporter.export(logs).name)
+            self._send("log records", len(logs), lambda: log_exporter.export(logs))
         metrics = self._reader.get_metrics_data()
         if metrics is not None and metrics.resource_metrics:
             points = sum(
@@ -167,10 +178,20 @@ class Pipeline:
                 for m in s.metrics
             )
             if points:
-                result = metric_exporter.export(metrics, timeout_millis=EXPORT_SECONDS * 1000)
-                self._check("metric points", points, result.name)
+                self._send(
+                    "metric points",
+                    points,
+                    lambda: metric_exporter.export(metrics, timeout_millis=EXPORT_SECONDS * 1000),
+                )
 
-    def _check(self, what: str, count: int, result: str) -> None:
+    def _send(self, what: str, count: int, export: Callable[[], Any]) -> None:
+        """One export, within DEADLINE_SECONDS; anything but success is one problem line."""
+        try:
+            result = within(DEADLINE_SECONDS, export).name
+        except Deadline:
+            result = f"no answer within {DEADLINE_SECONDS:g}s"
+        except Exception as exc:  # a worker only reports: the next batch goes on
+            result = f"{type(exc).__name__}: {exc}"
         if result != "SUCCESS":
             self.problem(f"Hook telemetry export dropped: {count} {what} ({result})")
 
@@ -187,6 +208,30 @@ class Pipeline:
         closer = threading.Thread(target=close, daemon=True)
         closer.start()
         closer.join(EXPORT_SECONDS)
+
+
+class Deadline(BaseException):
+    """The wall-clock deadline of an export passed (a BaseException: no exporter catches it)."""
+
+
+_T = TypeVar("_T")
+
+
+def within(seconds: float, call: Callable[[], _T]) -> _T:
+    """call(), interrupted by Deadline once seconds have passed (main thread only: SIGALRM)."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Deadline
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            return call()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:  # a Deadline raised between the call's return and the disarm is still raised above
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _exporters(endpoint: Endpoint) -> tuple[SpanExporter, LogRecordExporter, MetricExporter]:
@@ -210,13 +255,15 @@ def _exporters(endpoint: Endpoint) -> tuple[SpanExporter, LogRecordExporter, Met
     )
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
+    from sciontool_py.telemetry.http_session import StatusOnly
+
     def where(path: str) -> dict[str, object]:
         return {"endpoint": f"{endpoint.url}/v1/{path}"} if endpoint.url else {}
 
     return (
-        HttpSpanExporter(timeout=EXPORT_SECONDS, **where("traces")),  # type: ignore[arg-type]
-        HttpLogExporter(timeout=EXPORT_SECONDS, **where("logs")),  # type: ignore[arg-type]
-        HttpMetricExporter(timeout=EXPORT_SECONDS, **where("metrics")),  # type: ignore[arg-type]
+        HttpSpanExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("traces")),  # type: ignore[arg-type]
+        HttpLogExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("logs")),  # type: ignore[arg-type]
+        HttpMetricExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("metrics")),  # type: ignore[arg-type]
     )
 
 

@@ -5,7 +5,9 @@ probe is one non-blocking connect to a loopback port (refused at once when
 nothing listens), through the C `_socket` module (`socket.py` would import
 enum, 3 ms); the worker is started with posix_spawn in a new session, with
 /dev/null as its stdin, stdout and stderr, so the harness's pipes close
-when the hook exits and the harness never waits for it.
+when the hook exits and the harness never waits for it.  It gets only the
+environment it reads (Scion's, OpenTelemetry's, gRPC's, proxies, TLS,
+locale and Python's own): not the harness's API keys.
 """
 
 from __future__ import annotations
@@ -15,8 +17,27 @@ import errno
 import os
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 PROBE_WAIT_SECONDS = 0.02  # a loopback answers in microseconds; no answer counts as listening
 WORKER_FD = 3  # where the worker finds the spool folder, locked for it
+_PASSED_PREFIXES = ("SCION_", "SCIONTOOL_", "OTEL_", "GRPC_", "PYTHON", "LC_")
+_PASSED = frozenset(
+    (
+        "HOME",
+        "PATH",
+        "LANG",
+        "TZ",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+    )
+)
 # -c rather than -m: -m would put the harness's working folder (which the model writes) first
 # on sys.path. The package's own parent goes there instead.
 _BOOT = (
@@ -62,7 +83,9 @@ def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
     if reports:
         args.append("--reports")
     try:
-        pid = os.posix_spawn(sys.executable, args, os.environ, file_actions=actions, setsid=True)
+        pid = os.posix_spawn(
+            sys.executable, args, worker_environment(os.environ), file_actions=actions, setsid=True
+        )
     finally:
         if spare >= 0:
             os.close(spare)
@@ -70,6 +93,15 @@ def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
 
     _thread.start_new_thread(_reap, (pid,))  # a caller that lives on (agentino) keeps no zombie
     return pid
+
+
+def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables the worker (its hub reports, the OpenTelemetry SDK, its exporters) reads."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name in _PASSED or name.startswith(_PASSED_PREFIXES) or name.lower().endswith("_proxy")
+    }
 
 
 def _reap(pid: int) -> None:

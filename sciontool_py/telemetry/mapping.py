@@ -5,6 +5,11 @@ the rules are tested in-process.  Beyond Scion, a start is kept open (in
 pairing.OpenSpans) and its end exports one span with the real start time,
 `duration_ms` and the duration histograms; an end with no open start is
 Scion's single unpaired span.
+
+A record comes from a file the agent can write, so nothing in it is
+trusted: text is cut to record.VALUE_LIMIT with any lone surrogate made
+U+FFFD (protobuf would refuse the whole request), a count outside int64 is
+no count, and a record whose time is not one is refused (Unusable), alone.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from sciontool_py.telemetry.pairing import OpenSpans
-from sciontool_py.telemetry.record import ATTRIBUTE_FIELDS
+from sciontool_py.console import cut
+from sciontool_py.telemetry.pairing import INT64_MAX, OpenSpans, clean
+from sciontool_py.telemetry.record import ATTRIBUTE_FIELDS, VALUE_LIMIT
 from sciontool_py.telemetry.settings import (
     SPAN_NAMES,
     cut_label,
@@ -36,6 +42,10 @@ _TOKEN_TYPES = (
     ("cache_write", "cache_write_tokens"),
     ("reasoning", "reasoning_tokens"),
 )
+
+
+class Unusable(ValueError):
+    """A record that exports nothing: why."""
 
 
 class SpanOut:
@@ -98,14 +108,18 @@ def new_ids() -> tuple[int, int]:
 
 
 def translate(record: Mapping[str, object], open_spans: OpenSpans, out: Translation) -> None:
-    """Add what one record exports to out; a start is kept in open_spans, an end takes its start."""
+    """Add what one record exports to out; a start is kept in open_spans, an end takes its start.
+    Unusable: the record exports nothing (and changes nothing)."""
     name = _text(record, "name")
     span_name = SPAN_NAMES.get(name)
     if span_name is None:
         return
+    time_ns = record.get("time_ns")
+    if type(time_ns) is not int or not 0 <= time_ns <= INT64_MAX:
+        raise Unusable("its time_ns is not a time in nanoseconds")
     data = _mapping(record.get("data"))
-    env = {k: v for k, v in _mapping(record.get("env")).items() if isinstance(v, str)}
-    time_ns = _int(record.get("time_ns"))
+    variables = _mapping(record.get("env"))
+    env = {key: _text(variables, key) for key, value in variables.items() if isinstance(value, str)}
     attributes = event_attributes(record, span_name, data)
     log_attributes = {**attributes, **_outcome(data)}
     if name in STARTS:
@@ -127,8 +141,8 @@ def translate(record: Mapping[str, object], open_spans: OpenSpans, out: Translat
     ids = (int(str(start["trace_id"]), 16), int(str(start["span_id"]), 16))
     start_attributes = _mapping(start["attributes"])
     span_attributes = {**start_attributes, "duration_ms": duration_ms, **_outcome(data)}
-    if data.get("tool_output"):
-        span_attributes["tool_output"] = data["tool_output"]
+    if _text(data, "tool_output"):
+        span_attributes["tool_output"] = _text(data, "tool_output")
     out.spans.append(SpanOut(str(start["name"]), ids, start_ns, end_ns, span_attributes, data))
     out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
     _points(name, data, env, duration_ms, out)
@@ -139,8 +153,9 @@ def event_attributes(
 ) -> dict[str, object]:
     """A span's attributes: event.name, then each field the event carries (model: its own only)."""
     found: dict[str, object] = {"event.name": span_name}
-    for key, value in (("event.raw_name", record.get("raw_name")), ("event.dialect", record.get("dialect"))):
-        if isinstance(value, str) and value:
+    for key, field in (("event.raw_name", "raw_name"), ("event.dialect", "dialect")):
+        value = _text(record, field)
+        if value:
             found[key] = value
     for field in ATTRIBUTE_FIELDS:
         value = _text(data, field)
@@ -158,10 +173,10 @@ def _outcome(data: Mapping[str, object]) -> dict[str, object]:
     if data.get("success") is True:
         found["success"] = True
     if _text(data, "error"):
-        found["error"] = data["error"]
+        found["error"] = _text(data, "error")
     for key, field in _USAGE_ATTRIBUTES:
         if _int(data.get(field)) > 0:
-            found[key] = data[field]
+            found[key] = _int(data.get(field))
     return found
 
 
@@ -203,11 +218,12 @@ def _key(start_event: str, data: Mapping[str, object]) -> str:
 
 def _text(data: Mapping[str, object], field: str) -> str:
     value = data.get(field)
-    return value if isinstance(value, str) else ""
+    return clean(cut(value, VALUE_LIMIT)) if isinstance(value, str) else ""
 
 
 def _int(value: object) -> int:
-    return value if type(value) is int else 0
+    """A count: 0 for anything else, or for more than an OTLP int64 holds."""
+    return value if type(value) is int and value <= INT64_MAX else 0
 
 
 def _mapping(value: object) -> dict[str, object]:

@@ -7,7 +7,10 @@ $HOME/.scion/telemetry-spans.json until the matching end comes, then
 exports one span from the start's time to the end's.  Only the drainer
 (one at a time: it holds the spool lock) reads and writes it, through the
 hardened file layer (0600, no symlink followed, 1 MiB read cap).  Bounded:
-at most MAX_OPEN starts (the oldest dropped), none older than TTL_NS.
+at most MAX_OPEN starts (the oldest dropped), none older than TTL_NS.  An
+entry that could not become a span (an id that is not hex, a time out of
+range: the agent can write the file) is dropped when the file is read, and
+the file rewritten without it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from sciontool_py.fs import ensure_folder, failure, read_bytes, write_atomic
 
 FILE = ".scion/telemetry-spans.json"
 VERSION = 1
+INT64_MAX = (1 << 63) - 1  # OTLP's times and counts are 64-bit
 MAX_OPEN = 32  # starts of 8 KiB attribute values each stay well inside the 1 MiB read cap
 TTL_NS = 3600 * 1_000_000_000  # a start an hour old is not ended by anything any more
 
@@ -32,7 +36,7 @@ class OpenSpans:
         self.entries: list[dict[str, object]] = (
             [e for e in found if _valid(e)] if isinstance(found, list) else []
         )
-        self.changed = False
+        self.changed = isinstance(found, list) and len(self.entries) != len(found)
         self.dropped: list[dict[str, object]] = []
 
     def open(self, entry: dict[str, object]) -> None:
@@ -86,8 +90,47 @@ def _start(entry: dict[str, object]) -> int:
     return value if type(value) is int else 0
 
 
+def clean(text: str) -> str:
+    """text with each lone surrogate (which UTF-8, and so protobuf, refuses) as U+FFFD, as Go
+    decodes one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def _valid(entry: object) -> bool:
     if not isinstance(entry, dict):
         return False
-    texts = all(isinstance(entry.get(k), str) for k in ("key", "name", "trace_id", "span_id"))
-    return texts and type(entry.get("start_ns")) is int and isinstance(entry.get("attributes"), dict)
+    start = entry.get("start_ns")
+    attributes = entry.get("attributes")
+    return (
+        _text(entry.get("key"))
+        and _text(entry.get("name"))
+        and _hex_id(entry.get("trace_id"), 32)
+        and _hex_id(entry.get("span_id"), 16)
+        and type(start) is int
+        and 0 <= start <= INT64_MAX
+        and isinstance(attributes, dict)
+        and all(_text(key) and _attribute(value) for key, value in attributes.items())
+    )
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and clean(value) is value
+
+
+def _hex_id(value: object, digits: int) -> bool:
+    """An OTLP id as its hex digits: that many, not all zero."""
+    return (
+        isinstance(value, str)
+        and len(value) == digits
+        and value.isascii()
+        and not value.strip("0123456789abcdefABCDEF")
+        and bool(value.strip("0"))
+    )
+
+
+def _attribute(value: object) -> bool:
+    return _text(value) or (type(value) is int and abs(value) <= INT64_MAX)

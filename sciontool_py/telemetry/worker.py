@@ -9,7 +9,15 @@ burst's next event before letting go of the lock.  On the way out it
 unlocks, then looks once more: a record a hook added after its last look
 (while the lock kept that hook from starting another worker) is taken up
 again here, so none is left behind.  Nothing it does reaches the harness:
-its stdio is /dev/null, and problems are DEBUG lines in agent.log.
+its stdio is /dev/null, and problems are DEBUG lines in agent.log, with
+every header secret and endpoint password taken out (a receiver may echo
+them back).
+
+The spool is the agent's to write, so the drainer trusts none of it: it
+trims the spool to spool.MAX_RECORDS, reads at most BATCH records and
+BATCH_BYTES bytes per export, moves an entry it cannot read aside once
+(one line per batch), and drops a record that cannot become telemetry
+alone, never the batch or itself.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import time
 from sciontool_py.console import cut
 from sciontool_py.fs import failure
 from sciontool_py.log.writer import AgentLog
-from sciontool_py.telemetry import session, settings, spool
+from sciontool_py.telemetry import credentials, session, settings, spool
 from sciontool_py.telemetry.launch import WORKER_FD
 from sciontool_py.telemetry.mapping import Translation, translate
 from sciontool_py.telemetry.pairing import OpenSpans
@@ -30,13 +38,15 @@ from sciontool_py.telemetry.pairing import OpenSpans
 LINGER_SECONDS = 1.0
 POLL_SECONDS = 0.02
 BATCH = 256  # records per export
+BATCH_BYTES = 2 << 20  # spool bytes per export (a record may be 1 MiB; a receiver takes 4 MiB a request)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.telemetry.export import Pipeline
 
 
 def main(argv: list[str]) -> int:
-    log = AgentLog(argv[argv.index("--home") + 1], quiet=True)
+    # Never a credential in a log line: the worker's log redacts them all.
+    log = AgentLog(argv[argv.index("--home") + 1], quiet=True, secrets=credentials.secrets(os.environ))
     try:
         if "--reports" in argv:
             send_reports(log)
@@ -74,6 +84,9 @@ class Drainer:
         self.endpoint = settings.endpoint(os.environ)
         self.pipeline: Pipeline | None = None
         self.unusable = ""  # why nothing can be exported (the records are dropped)
+        # Names taken, dropped or set aside: one that could not be removed (another user's, in
+        # a sticky spool folder) is never taken again, so the worker always comes to an end.
+        self.handled: set[str] = set()
         self.open_spans = OpenSpans(home)
         if self.open_spans.problem:
             debug(log, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
@@ -82,7 +95,10 @@ class Drainer:
         spool.sweep_temp_files(self.home, self.fd, time.time())
         idle_since = time.monotonic()
         while True:
-            names = spool.waiting(self.fd)
+            dropped, names = spool.trim(self.fd, self.waiting())
+            self.handled.update(dropped)
+            if dropped:
+                debug(self.log, f"Hook telemetry: spool full; the {len(dropped)} oldest events dropped")
             if names:
                 self.drain(names[:BATCH])
                 idle_since = time.monotonic()
@@ -96,7 +112,7 @@ class Drainer:
     def let_go(self) -> bool:
         """Unlock; True when records came after all and this process took the lock back."""
         fcntl.flock(self.fd, fcntl.LOCK_UN)
-        if not spool.waiting(self.fd):
+        if not self.waiting():
             return False
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -104,24 +120,38 @@ class Drainer:
             return False  # another worker has them
         return True
 
+    def waiting(self) -> list[str]:
+        """The records waiting that this worker has not handled already."""
+        names = spool.waiting(self.fd)
+        self.handled.intersection_update(names)  # only what is still there (stays small)
+        return [name for name in names if name not in self.handled]
+
     def drain(self, names: list[str]) -> None:
+        """Export the oldest of names, as many as BATCH_BYTES allow (at least one)."""
         out = Translation()
+        unreadable = []
+        size = 0
         for name in names:
+            if size >= BATCH_BYTES:
+                break
+            self.handled.add(name)
             try:
                 data = spool.read(self.home, name)
                 spool.discard(self.home, name)  # taken: a failed export is not retried
             except OSError as exc:
-                debug(self.log, f"Hook telemetry: spooled event skipped: {failure(exc)}")
+                spool.set_aside(self.fd, name)  # never read again
+                unreadable.append(f"{name} ({exc.strerror or exc})")
                 continue
             if data is None:
                 continue  # gone since the listing
-            try:
-                record = json.loads(data)
-            except ValueError:
-                debug(self.log, f"Hook telemetry: spooled event {name} is not JSON; skipped")
-                continue
-            if isinstance(record, dict):
-                translate(record, self.open_spans, out)
+            size += len(data)
+            self.take(name, data, out)
+        if unreadable:
+            debug(
+                self.log,
+                f"Hook telemetry: {len(unreadable)} spooled entries set aside in "
+                f"{spool.FOLDER}/{spool.SET_ASIDE}: {'; '.join(unreadable)}",
+            )
         self.open_spans.expire(time.time_ns())
         for entry in self.open_spans.dropped:
             debug(
@@ -140,6 +170,21 @@ class Drainer:
         elif out.spans or out.logs or out.points:
             debug(self.log, f"Hook telemetry export dropped: {self.unusable}")
 
+    def take(self, name: str, data: bytes, out: Translation) -> None:
+        """One record into out; a record that cannot be telemetry is one line, and only it is lost."""
+        try:
+            record = json.loads(data)
+        except (ValueError, RecursionError):
+            debug(self.log, f"Hook telemetry: spooled event {name} is not JSON; skipped")
+            return
+        if not isinstance(record, dict):
+            debug(self.log, f"Hook telemetry: spooled event {name} is not a JSON object; skipped")
+            return
+        try:
+            translate(record, self.open_spans, out)
+        except Exception as exc:  # mapping.Unusable, or what no rule foresaw: this record only
+            debug(self.log, f"Hook telemetry: spooled event {name} skipped: {exc}")
+
     def ready(self) -> Pipeline | None:
         if self.pipeline is None and not self.unusable:
             if self.endpoint is None:
@@ -150,6 +195,10 @@ class Drainer:
                 return None
             # Enabled by SCION_TELEMETRY_ENABLED over OTEL_SDK_DISABLED: the SDK must not read it.
             os.environ.pop("OTEL_SDK_DISABLED", None)
+            refused = credentials.pin_files(os.environ)
+            if refused:
+                self.unusable = f"{refused}; nothing is exported"
+                return None
             try:
                 from sciontool_py.telemetry.export import Pipeline
 

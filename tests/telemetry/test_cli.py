@@ -77,7 +77,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_idle(home: Path, seconds: float = 30.0) -> None:
+def wait_idle(home: Path, seconds: float = 120.0) -> None:
     """Until no worker drains the spool (its folder unlocked and empty) and no report waits."""
     deadline = time.monotonic() + seconds
     folder = home / ".scion" / "telemetry"
@@ -250,7 +250,7 @@ def hub_env(url: str) -> dict[str, str]:
     }
 
 
-def wait_until(ready: object, seconds: float = 30.0) -> None:
+def wait_until(ready: object, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while not ready():  # type: ignore[operator]
         assert time.monotonic() < deadline, f"not within {seconds:g}s"

@@ -1,0 +1,72 @@
+"""Codex in `make e2e`: `codex exec` headless."""
+
+from __future__ import annotations
+
+from harness import LOG, Harness, Tui
+from session import Run
+
+EXPECTED = [
+    ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
+    ("UserPromptSubmit", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"}),
+    ("PreModelRequest", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
+    # PostModelRequest comes with PreToolUse, in either order; it does not end the open call.
+    ("PreToolUse", {"activity": "executing", "toolName": "Bash", LOG: "[executing] Running tool: Bash"}),
+    ("PostToolUse", {"activity": "working", LOG: "[working] Tool Bash completed"}),
+    ("PreModelRequest", {"activity": "thinking"}),
+    ("PostModelRequest", {"activity": "working"}),
+    ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
+    ("agent-turn-complete", {"activity": "completed", LOG: "[completed] Agent completed task"}),
+    ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
+]
+
+
+def setup(run: Run) -> dict[str, str]:
+    (run.home / ".codex").mkdir()
+    (run.home / ".codex" / "config.toml").write_text(
+        "# e2e: a local fake model\n"
+        'model = "gpt-5-fake"\n'
+        'model_provider = "fake"\n'
+        'approval_policy = "never"\n'
+        'sandbox_mode = "danger-full-access"\n'
+        "\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{run.url}/v1"\n'
+        'env_key = "FAKE_OPENAI_API_KEY"\n'
+        'wire_api = "responses"\n'
+        "request_max_retries = 0\n"  # an API error ends the turn at once
+        "stream_max_retries = 0\n"
+    )
+    print(run.sciontool("harness", "install", "codex", "--user"), end="")
+    return run.env(FAKE_OPENAI_API_KEY="fake")
+
+
+def headless(prompt: str, resume: bool) -> list[str]:
+    argv = ["codex", "exec", *(["resume", "--last"] if resume else [])]
+    argv += ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    # User hooks run only once trusted; a scripted run skips the review.
+    return [*argv, "--dangerously-bypass-hook-trust", prompt]
+
+
+TUI = Tui(
+    # config.toml says approval_policy "never"; the scripted call asks to leave the sandbox.
+    argv=["codex", "--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "workspace-write"],
+    trusted=["codex", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"],
+    ready="Ask Codex to do anything",
+    approval="Would you like to run the following command?",
+    question=None,  # request_user_input: offered in Plan mode only
+    interrupted="interrupted",
+    compact="/compact",
+    compacted="Context compacted",
+    exit="/quit",
+)
+
+HARNESS = Harness(
+    name="codex",
+    package="@openai/codex",
+    version="0.171.0",
+    setup=setup,
+    headless=headless,
+    expected=EXPECTED,
+    tui=TUI,
+)

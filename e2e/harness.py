@@ -1,0 +1,227 @@
+"""What a harness is to `make e2e`: its npm package, how it is wired and run, and its scenarios.
+
+Each harness is one module beside this one (claude.py, gemini.py, codex.py, opencode.py) that
+builds a `Harness`; run.py lists them in HARNESSES. The headless scenarios every harness runs
+are built here from its `headless` command, and the interactive ones (tmux) from its `Tui`:
+what its screen shows when it is ready, asks for approval, asks a question, was interrupted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fake_model import FINAL, Call, Reply
+from session import Run, Session, Tmux
+
+Info = dict[str, Any]
+# An expectation of the hello scenario: the next hook call for this raw event leaves
+# agent-info.json with these keys, and the agent.log line it writes ends with LOG ("[TAG] MESSAGE").
+Step = tuple[str, Info]
+LOG = "log"
+
+Drive = Callable[[Session, "Harness"], None]
+SECOND = "Second turn done."
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    replies: tuple[Reply, ...]
+    # Runs the harness: headless turns, or a TUI in tmux. It records what the human was asked
+    # (session.truth.human) and where the harness fires no hook (session.truth.windows, with why).
+    drive: Drive
+    latency: float = 0.6  # seconds each model request takes unless its reply says otherwise
+    hooks_checked: bool = False  # the hello scenario: every hook call checked against `expected`
+
+
+@dataclass
+class Harness:
+    name: str
+    package: str
+    version: str
+    # Writes the harness's own config in the run's HOME / project, runs `sciontool harness
+    # install`, and returns the environment the harness runs with (Run.env plus its variables).
+    setup: Callable[[Run], dict[str, str]]
+    # The argv of one headless turn; `resume` continues the last session.
+    headless: Callable[[str, bool], list[str]]
+    expected: list[Step]
+    api_error: int = 500  # a status the harness gives up on at once (with its retries turned off)
+    tui: Tui | None = None  # the interactive scenarios, in tmux
+    pending: list[tuple[str, list[Step]]] = field(default_factory=list)
+
+    def scenarios(self, tmux: bool) -> list[Scenario]:
+        """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""
+        return headless_scenarios(self) + (interactive_scenarios(self.tui) if self.tui and tmux else [])
+
+
+def turn(prompt: str, resume: bool = False) -> Drive:
+    def drive(session: Session, harness: Harness) -> None:
+        session.headless(harness.headless(prompt, resume))
+
+    return drive
+
+
+def _resume(session: Session, harness: Harness) -> None:
+    session.headless(harness.headless("first turn: run a tool", False))
+    session.headless(harness.headless("second turn, resumed: run a tool", True))
+
+
+def headless_scenarios(harness: Harness) -> list[Scenario]:
+    return [
+        Scenario(
+            "hello", (Reply(calls=(Call("hello"),)),), turn("say hello using the shell"), hooks_checked=True
+        ),
+        Scenario(
+            "parallel-tools",
+            (Reply(calls=(Call("p1", 2.0), Call("p2", 0.5), Call("p3", 1.0))),),
+            turn("run three tools at once"),
+        ),
+        Scenario(
+            "slow-model",
+            (Reply(calls=(Call("s1", 0.5),), delay=5.0), Reply(text="Slowly done.", delay=5.0)),
+            turn("think slowly"),
+        ),
+        Scenario("failing-tool", (Reply(calls=(Call("f1", 0.5, rc=3),)),), turn("run a failing tool")),
+        Scenario(
+            "api-error",
+            (Reply(calls=(Call("e1", 0.5),)), Reply(error=harness.api_error, repeat=True)),
+            turn("the model fails after one tool"),
+        ),
+        Scenario(
+            "resume",
+            (Reply(calls=(Call("r1", 0.5),)), Reply(), Reply(calls=(Call("r2", 1.0),))),
+            _resume,
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Tui:
+    """How a harness's TUI looks to the tmux driver; a text left None skips its scenario."""
+
+    argv: list[str]  # the TUI that asks before running the scripted tool
+    trusted: list[str]  # the TUI that runs it without asking
+    ready: str  # on screen when the prompt takes a message
+    approval: str | None = None  # on screen when a tool awaits approval
+    approve: tuple[str, ...] = ("Enter",)  # tmux keys
+    deny: tuple[str, ...] = ("Escape",)
+    question: str | None = "Which color do you want?"
+    answer: tuple[str, ...] = ("Enter",)  # picks the first option (Red)
+    interrupt: tuple[str, ...] = ("Escape",)  # pressed half a second apart
+    interrupted: str | None = None  # on screen after the interrupt during a tool
+    compact: str | None = None  # the command that compacts
+    compacted: str | None = None  # on screen once compacted
+    exit: str = "/exit"
+    # Windows where the harness fires no hook, by scenario: from the human's key to the next hook.
+    silent: dict[str, str] = field(default_factory=dict)
+
+
+HUMAN_PAUSE = 1.5  # seconds the scripted human takes to answer
+
+
+def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
+    screen = session.tmux(argv)
+    screen.wait_for(tui.ready, timeout=240)  # opencode took 113 s to start on a loaded machine
+    time.sleep(0.5)  # some TUIs draw the prompt before they take keys
+    calls = len(session.run.records())
+    screen.type(prompt)
+    # A loaded TUI may draw its prompt before it takes Enter: the prompt's hook says it went.
+    deadline = time.time() + 20
+    while len(session.run.records()) == calls and time.time() < deadline:
+        time.sleep(0.2)
+    if len(session.run.records()) == calls:
+        screen.keys("Enter")
+    return screen
+
+
+def _answer(session: Session, screen: Tmux, asked: str, keys: tuple[str, ...]) -> float:
+    """Waits for the prompt ASKED, lets the human pause, presses KEYS; the wait is `waiting_for_input`."""
+    shown = screen.wait_for(asked)
+    time.sleep(HUMAN_PAUSE)
+    pressed = screen.keys(*keys)
+    session.truth.human.append((shown, pressed))
+    return pressed
+
+
+def _close(screen: Tmux, tui: Tui) -> None:
+    time.sleep(HUMAN_PAUSE)
+    screen.quit(tui.exit)
+
+
+def _silent(session: Session, tui: Tui, scenario: str, pressed: float) -> None:
+    if scenario in tui.silent:
+        session.window(pressed, tui.silent[scenario])
+
+
+def _wait_marker(session: Session, ident: str, timeout: float = 90.0) -> None:
+    deadline = time.time() + timeout
+    while f"start {ident} " not in (session.run.marks.read_text() if session.run.marks.exists() else ""):
+        if time.time() > deadline:
+            raise TimeoutError(f"the scripted tool {ident} did not start")
+        time.sleep(0.05)
+
+
+def interactive_scenarios(tui: Tui) -> list[Scenario]:
+    def approval(name: str, keys: tuple[str, ...]) -> Drive:
+        def drive(session: Session, harness: Harness) -> None:
+            screen = _open(session, tui.argv, tui, "run a tool that needs approval")
+            assert tui.approval is not None
+            pressed = _answer(session, screen, tui.approval, keys)
+            if keys == tui.approve:
+                screen.wait_for(FINAL)
+            else:
+                screen.wait_gone(tui.approval)
+            _close(screen, tui)
+            _silent(session, tui, name, pressed)
+
+        return drive
+
+    def question(session: Session, harness: Harness) -> None:
+        assert tui.question is not None
+        screen = _open(session, tui.trusted, tui, "ask me a question")
+        _answer(session, screen, tui.question, tui.answer)
+        screen.wait_for(FINAL)
+        _close(screen, tui)
+
+    def interrupt(session: Session, harness: Harness) -> None:
+        assert tui.interrupted is not None
+        screen = _open(session, tui.trusted, tui, "run a long tool")
+        _wait_marker(session, "i1")
+        time.sleep(HUMAN_PAUSE)
+        pressed = screen.keys(tui.interrupt[0])
+        for key in tui.interrupt[1:]:
+            time.sleep(0.5)
+            screen.keys(key)
+        screen.wait_for(tui.interrupted)
+        _close(screen, tui)
+        _silent(session, tui, "interrupt", pressed)
+
+    def compaction(session: Session, harness: Harness) -> None:
+        assert tui.compact is not None and tui.compacted is not None
+        screen = _open(session, tui.trusted, tui, "run a tool, then I compact")
+        screen.wait_for(FINAL)
+        time.sleep(HUMAN_PAUSE)
+        screen.type("a second turn")  # Claude Code compacts two rounds at least
+        screen.wait_for(SECOND)
+        time.sleep(HUMAN_PAUSE)
+        screen.type(tui.compact)
+        screen.wait_for(tui.compacted, timeout=120)
+        _close(screen, tui)
+
+    out = []
+    if tui.approval is not None:
+        granted = (Reply(calls=(Call("a1", 1.0),), escalate=True),)
+        out.append(Scenario("approval-granted", granted, approval("approval-granted", tui.approve)))
+        denied = (Reply(calls=(Call("d1", 1.0),), escalate=True),)
+        out.append(Scenario("approval-denied", denied, approval("approval-denied", tui.deny)))
+    if tui.question is not None:
+        out.append(Scenario("question", (Reply(ask=True),), question))
+    if tui.interrupted is not None:
+        out.append(Scenario("interrupt", (Reply(calls=(Call("i1", 60.0),)),), interrupt))
+    if tui.compact is not None:
+        replies = (Reply(calls=(Call("c1", 0.5),)), Reply(), Reply(text=SECOND))
+        out.append(Scenario("compaction", replies, compaction))
+    return out

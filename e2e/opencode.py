@@ -1,0 +1,67 @@
+"""opencode in `make e2e`: `opencode run` headless, hooks through the package's bridge plugin."""
+
+from __future__ import annotations
+
+import json
+
+from harness import LOG, Harness, Tui
+from session import Run
+
+EXPECTED = [
+    ("session.created", {"activity": "working", LOG: "[starting] Session started"}),
+    ("tool.execute.before", {"activity": "executing", "toolName": "bash", LOG: "Running tool: bash"}),
+    ("tool.execute.after", {"activity": "working", LOG: "[working] Tool bash completed"}),
+    ("message.part.updated.step-finish", {"activity": "working", LOG: "[working] LLM call completed"}),
+    ("session.idle", {"activity": "working", LOG: "[working] Agent turn completed"}),
+]
+
+
+def setup(run: Run) -> dict[str, str]:
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "fake/fake-model",
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "fake",
+                "options": {"baseURL": f"{run.url}/v1", "apiKey": "fake"},
+                "models": {"fake-model": {"name": "fake-model"}},
+            }
+        },
+    }
+    (run.project / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
+    print(run.sciontool("harness", "install", "opencode", "--project", str(run.project)), end="")
+    return run.env(
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        OPENCODE_DISABLE_SHARE="1",
+    )
+
+
+def headless(prompt: str, resume: bool) -> list[str]:
+    return ["opencode", "run", *(["--continue"] if resume else []), prompt]
+
+
+TUI = Tui(
+    # Bash runs without asking unless the config says "ask".
+    argv=["env", 'OPENCODE_CONFIG_CONTENT={"permission": {"bash": "ask"}}', "opencode"],
+    trusted=["opencode"],
+    ready="Ask anything",
+    approval="Permission required",
+    deny=("Right", "Right", "Enter"),  # Allow once, Allow always, Reject
+    question="Which color",
+    interrupt=("Escape", "Escape"),  # the first Esc only arms it
+    interrupted="Interrupted",
+)
+
+HARNESS = Harness(
+    name="opencode",
+    package="opencode-ai",
+    version="1.18.33",
+    setup=setup,
+    headless=headless,
+    expected=EXPECTED,
+    api_error=400,  # opencode retries a 500 for minutes; a 400 it does not
+    tui=TUI,
+)
