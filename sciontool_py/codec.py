@@ -26,7 +26,7 @@ class GoCodec:
     def loads(self, data: bytes) -> object:
         """Decode one JSON document as Go does (a byte of bad UTF-8 is U+FFFD); JSONError
         when Go would refuse it."""
-        return gojson.loads(gojson.decode_utf8(data))
+        return gojson.loads(gojson.decode_utf8(data), go_depth=True)
 
     def marshal(self, value: object) -> str:
         """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""
@@ -73,6 +73,11 @@ def _go_safe(value: object) -> bool:
     return True
 
 
+def lost_minus_zero(codec: GoCodec, line: bytes) -> bool:
+    """True when codec may have read a -0 in line as 0: orjson does, for the integer literal."""
+    return codec is not GO and b"-0" in line
+
+
 def go_escape(data: bytes) -> bytes:
     """Go's escapes that orjson does not write: < > & and U+2028/9."""
     # Unconditional replaces: a `bytes` containment test costs more than a replace that finds nothing.
@@ -91,14 +96,19 @@ class OrjsonCodec(GoCodec):
         # orjson.loads itself, not a method around it: it runs once per line. Its ValueError
         # does not always mean Go refuses the line (lone surrogate escapes): callers ask
         # GoCodec.loads before they report an error.
+        # orjson also reads the integer literal -0 as 0 (Go: -0): see lost_minus_zero.
         self.loads = orjson.loads  # type: ignore[method-assign]
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
 
     def marshal(self, value: object) -> str:
-        if not _go_safe(value):
+        try:
+            # orjson stops at 255 levels, _go_safe near Python's recursion limit; Go does not.
+            out: bytes = self._dumps(value, option=self._sort_keys) if _go_safe(value) else b""
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            out = b""
+        if not out:
             return gojson.dumps(value)
-        out: bytes = self._dumps(value, option=self._sort_keys)
         text = out.decode()
         if "<" in text or ">" in text or "&" in text or not text.isascii():
             text = go_escape(out).decode()

@@ -13,6 +13,9 @@ import os
 import sys
 
 VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the prompt
+# A tool name is kept whole up to this in state files (agent-info.json, session-metrics.json):
+# a longer one (a hostile envelope) would push a file past its 1 MiB cap and lose every other key.
+TOOL_NAME_LIMIT = 1024
 SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
@@ -68,6 +71,30 @@ def ensure_std_fds() -> None:
                 os.close(null)
 
 
+def write_stdout(text: str, wait: float) -> bool:
+    """Write text to stdout, waiting at most wait seconds for a reader; False when some of it
+    could not be written (a full pipe nobody reads, a closed stdout)."""
+    stream = sys.stdout
+    if stream is None:
+        return False
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        stream.flush()  # anything buffered goes first
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        _write_in_memory(stream, text, data)
+        return True
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
+            while data:
+                data = data[os.write(fd, data) :]
+        else:
+            data = _write_waiting(fd, data, wait)
+    except OSError:
+        return False
+    return not data
+
+
 def write_stderr(text: str, wait: float = 0.0) -> None:
     """Write text to stderr, waiting at most wait seconds for a full pipe; drop what does not fit.
 
@@ -106,7 +133,7 @@ def _write_in_memory(stream: object, text: str, data: bytes) -> None:
         pass
 
 
-def _write_waiting(fd: int, data: bytes, wait: float) -> None:
+def _write_waiting(fd: int, data: bytes, wait: float) -> bytes:
     # A pipe, socket or terminal: poll first, then write no more than fits without blocking.
     # O_NONBLOCK would do it, but the flag is shared with every process holding the pipe.
     import select
@@ -119,5 +146,6 @@ def _write_waiting(fd: int, data: bytes, wait: float) -> None:
     while data:
         ready = poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
         if not ready or ready[0][1] & failed:
-            return
+            return data  # what was not written
         data = data[os.write(fd, data[:_PIPE_BUF]) :]
+    return data

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from sciontool_py.errors import JSONError, SciontoolError
+from sciontool_py.errors import SciontoolError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -39,7 +39,9 @@ carries only the dialect's declared response. Exit 0, or 1 with a one-line
 error; never 2.
 
   ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
-  EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+  EVENT_NAME                             the event's name (Copilot CLI's form); a JSON object on stdin
+                                         is merged in, the name winning over its hook_event_name;
+                                         without one the envelope is {{"hook_event_name": EVENT_NAME}}
   JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
   --event NAME          the raw event name when the envelope carries none (agentino's
@@ -65,6 +67,7 @@ when no FILE is given, and for a FILE named -.
 """,
 }
 _VALUED = ("--dialect", "--dialect-file")
+RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
 
 
 class HelpRequested(Exception):
@@ -107,7 +110,7 @@ def parse_args(
 
 
 def hook_command(args: list[str], log: AgentLog) -> None:
-    from sciontool_py.hook import read_stdin, run_hook
+    from sciontool_py.hook import read_stdin, receive_named, run_hook
 
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
@@ -118,36 +121,44 @@ def hook_command(args: list[str], log: AgentLog) -> None:
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
-    # The envelope goes straight into run_hook, which drops it once decoded.
-    answer = run_hook(
+    dialect, dialect_file, event = (
         options.get("--dialect"),
         options.get("--dialect-file"),
-        _positional_envelope(positional[0]) if positional else read_stdin(),
-        log,
-        options.get("--event"),
+        _go_text(options.get("--event")),
     )
+    undelivered = ""
+    if positional and not positional[0].lstrip().startswith("{"):
+        # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log)
+    else:
+        # A JSON object argument is the envelope itself (Codex's notify); a broken one is
+        # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
+        answer = run_hook(
+            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), log, event
+        )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
-        sys.stdout.write(answer.response)
-        sys.stdout.flush()
+        from sciontool_py.console import write_stdout
+
+        # Bounded: a response larger than the pipe holds, with nobody reading, blocked forever.
+        if not write_stdout(answer.response, RESPONSE_WAIT_SECONDS):
+            undelivered = (
+                f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
+            )
     from sciontool_py.telemetry import after_answer
 
     after_answer(log, answer)  # once answered: the export happens where the harness does not wait
-    if answer.failure:
-        raise SciontoolError(answer.failure)
+    if answer.failure or undelivered:
+        raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 
 
-def _positional_envelope(arg: str) -> bytes:
-    """A JSON object is the envelope itself (Codex's notify passes it as its last argument);
-    anything else is Scion's `hook EVENT_NAME` form."""
-    from sciontool_py import gojson
+def _go_text(arg: str | None) -> str | None:
+    """An argument as Go reads it: each byte that is not UTF-8 is U+FFFD (Python keeps it as a
+    surrogate, which would reach agent.log as the raw byte)."""
+    if arg is None or arg.isascii():
+        return arg
+    from sciontool_py.gojson import decode_utf8
 
-    if arg.lstrip().startswith("{"):
-        try:
-            if isinstance(gojson.loads(arg), dict):
-                return os.fsencode(arg)
-        except JSONError:
-            pass
-    return gojson.dumps({"hook_event_name": arg}).encode()
+    return decode_utf8(os.fsencode(arg))
 
 
 def status_command(args: list[str], log: AgentLog) -> None:

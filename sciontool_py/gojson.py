@@ -73,6 +73,8 @@ def loads(text: str, go_depth: bool = False) -> object:
     go_depth decodes deeper documents as Go does, up to its 10 000 levels,
     with a slower iterative parser (state files, capped at 1 MiB, ask for it).
     """
+    if "\\ud" in text or "\\uD" in text:
+        text = _replace_surrogate_escapes(text)
     try:
         value, end = _scan(text, _skip_ws(text, 0))
     except RecursionError:
@@ -88,14 +90,20 @@ def loads(text: str, go_depth: bool = False) -> object:
     end = _skip_ws(text, end)
     if end != len(text):
         raise JSONError(_explain(text))
+    return value
+
+
+def first_value(text: str) -> object:
+    """The JSON value text starts with (after whitespace), as loads decodes it; what follows
+    it is ignored. JSONError when text does not start with a complete value."""
     if "\\ud" in text or "\\uD" in text:
-        # Go replaces an unpaired UTF-16 escape with U+FFFD while decoding.
-        try:
-            value = _replace_surrogates(value)
-        except RecursionError:  # the scanner got deeper than Python recursion goes
-            if go_depth:
-                return _loads_deep(text)
-            raise JSONError("invalid JSON: nested too deeply") from None
+        text = _replace_surrogate_escapes(text)
+    try:
+        value, _ = _scan(text, _skip_ws(text, 0))
+    except RecursionError:
+        raise JSONError("invalid JSON: nested too deeply") from None
+    except (StopIteration, ValueError, SystemError):
+        raise JSONError("invalid JSON") from None
     return value
 
 
@@ -128,14 +136,29 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-def _replace_surrogates(value: object) -> object:
-    if isinstance(value, str):
-        return _lone_surrogate().sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_lone_surrogate().sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
+_escape_pattern: re.Pattern[str] | None = None
+
+
+def _replace_surrogate_escapes(text: str) -> str:
+    """text with each unpaired UTF-16 escape written \\ufffd, as Go's decoder reads it.
+
+    Done on the text, before decoding: keys that become equal then collide as Go's do
+    (the last wins), and no walk over the decoded value limits its depth.  Left to
+    right, an escaped backslash is consumed whole, so `\\\\ud800` (a backslash, then
+    the letters) is left alone.
+    """
+    global _escape_pattern
+    if _escape_pattern is None:
+        import re
+
+        pair = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+        _escape_pattern = re.compile(rf"\\\\|{pair}|\\u[dD][89a-fA-F][0-9a-fA-F]{{2}}")
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group()
+        return token if len(token) != 6 else "\\ufffd"
+
+    return _escape_pattern.sub(one, text)
 
 
 def format_float(value: float) -> str:

@@ -34,7 +34,7 @@ def parse_envelope(data: bytes) -> object:
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
-        return gojson.loads(text)
+        return gojson.loads(text, go_depth=True)  # Go's 10,000 levels, not the C scanner's 1,000
     except JSONError as exc:
         raise EventError(f"envelope: {exc}") from None
 
@@ -181,9 +181,28 @@ def run_hook(
     return receive(resolve(dialect, dialect_file), payload, log, event_name)
 
 
+def receive_named(
+    dialect: str | None, dialect_file: str | None, name: str, event_name: str | None, log: AgentLog
+) -> Answer:
+    """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
+    over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
+    from sciontool_py.stdin import Ignored, read_optional_object
+
+    payload = read_optional_object()
+    if isinstance(payload, Ignored):
+        if payload.reason not in ("stdin is empty", "no stdin"):
+            log.debug(f"hook {name}: {payload.reason}; using the event name alone")
+        payload = {}
+    payload["hook_event_name"] = name
+    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+
+
 def read_stdin() -> bytes:
-    """Stdin's bytes; nothing when it is a terminal (Scion treats that as a no-op)."""
+    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
+    that as a no-op)."""
+    from sciontool_py.stdin_envelope import read_envelope
+
     stdin = sys.stdin
     if stdin is None or stdin.isatty():
         return b""
-    return stdin.buffer.read()
+    return read_envelope(stdin.buffer)

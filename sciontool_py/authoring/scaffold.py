@@ -133,8 +133,7 @@ def _is_name(value: object) -> bool:
 
 def known_events() -> dict[str, dict[str, list[str]]]:
     """Normalized raw name -> canonical event -> where it comes from."""
-    from sciontool_py.dialect.discover import packaged_dir
-    from sciontool_py.dialect.load import compile_dialect
+    from sciontool_py.dialect.load import compile_dialect, packaged_dir
 
     known: dict[str, dict[str, list[str]]] = {}
     for event in EVENTS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py.dialect.load import load_dialect
+from sciontool_py.dialect.load import load_dialect, packaged_dir
 from sciontool_py.dialect.spec import DialectSpec, valid_name
 from sciontool_py.errors import DialectError
 
@@ -18,14 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 DEFAULT_DIALECT = "claude"  # Scion's default when --dialect is not given
-
-
-def packaged_dir() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    inside = os.path.join(os.path.dirname(here), "dialects")  # installed wheel
-    if os.path.isdir(inside):
-        return inside
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "dialects")  # source checkout
 
 
 def harness_file() -> str:

@@ -131,6 +131,8 @@ def event_data(
                     data[field] = count
             elif type(value) is bool:
                 data[field] = value
+            elif type(value) is str and value.casefold() == "success":  # Copilot's resultType
+                data[field] = True
     if not TOKEN_KEYS.isdisjoint(payload):
         _extract_tokens(data, payload)
     # FILE_PATH_KEYS, narrowed: a tool_input object counts only when it holds a file_path.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sciontool_py import gojson
-from sciontool_py.console import cut
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.fs import read_json_file, write_atomic
 from sciontool_py.vocabulary import (
     ACTIVITY_FOR_EVENT,
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 FILE = "agent-info.json"
-# A tool name is kept whole up to this: a longer one (a hostile envelope) would make
-# the file too large to read back under the 1 MiB cap, and lose every other key.
-TOOL_NAME_LIMIT = 1024
 
 
 def read(home: str) -> dict[str, object]:

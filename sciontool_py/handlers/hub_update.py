@@ -7,9 +7,8 @@ holds once the status handler has applied it; `hub.client` carries them.
 
 from __future__ import annotations
 
-from sciontool_py.console import cut
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.gojson import decode_utf8
-from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
 from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES, STICKY_ACTIVITIES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path

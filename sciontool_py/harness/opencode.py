@@ -55,14 +55,14 @@ class Opencode(Harness):
         if before == after:
             return [Edit(path, before, before, "already wired")]
         verb = "updated" if before is not None else "wrote"
-        return [Edit(path, before, after, f"{verb} the opencode bridge plugin")]
+        return [Edit(path, before, after, f"{verb} the opencode bridge plugin", installs=True)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
         before = self._existing(path)
         if before is None:
             return [Edit(path, None, None, "no such file")]
-        return [Edit(path, before, None, "removed the opencode bridge plugin")]
+        return [Edit(path, before, None, "removed the opencode bridge plugin", uninstalls=True)]
 
     def show(self, scope: Scope) -> str:
         path = os.path.join(*self.target(scope))

@@ -102,32 +102,31 @@ def relay(
 ) -> Callable[[dict[str, object]], Awaitable[None]]:
     """The callback for one event: the context, as a command hook would read it, to the worker."""
     import asyncio
-    import json
-
-    from sciontool_py.hook import parse_envelope
 
     async def callback(context: dict[str, object]) -> None:
         try:
-            # Read the context once, here: it is agentino's own dict (PreToolUse's "arguments"
-            # is the very dict the tool then runs with), which the hook must not hold or
-            # change. The bytes are those agentino pipes to a command hook, so both modes
-            # read the same event; a value JSON cannot hold is written as its str() instead
-            # of costing the event.
-            payload = parse_envelope(json.dumps(context, default=str).encode())
-            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, payload, event, log)
-        except Exception as exc:  # an observer: nothing reaches agentino
+            # Everything, the JSON round trip included, runs on the worker: a 100 MB context
+            # must not hold the agent's event loop. agentino awaits this callback, so its
+            # context (PreToolUse's "arguments" is the very dict the tool then runs with)
+            # is not used by the agent until the worker has read it.
+            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, context, event, log)
+        except asyncio.CancelledError:
+            raise  # the agent cancelled its own task: not an error of the hook's
+        except BaseException as exc:  # an observer: nothing reaches agentino, not even SystemExit
             log_failure(log, event, exc)
 
     return callback
 
 
-def deliver(spec: DialectSpec, payload: object, event: str, log: AgentLog) -> None:
-    """One decoded context through the receiver's pipeline (on the worker thread); never raises."""
-    from sciontool_py.hook import receive
+def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: AgentLog) -> None:
+    """One context through the receiver's pipeline (on the worker thread); never raises."""
+    from sciontool_py.hook import parse_envelope, receive
 
     try:
+        # The bytes agentino pipes to a command hook, so both modes read the same event.
+        payload = parse_envelope(encode_context(context))
         answer = receive(spec, payload, log, event)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt from an object's __str__ too
         log_failure(log, event, exc)
         return
     from sciontool_py.telemetry import after_answer
@@ -135,12 +134,42 @@ def deliver(spec: DialectSpec, payload: object, event: str, log: AgentLog) -> No
     after_answer(log, answer)  # as the hook does once it has answered; never raises
 
 
-def log_failure(log: AgentLog, event: str, exc: Exception) -> None:
+def encode_context(context: dict[str, object]) -> bytes:
+    """json.dumps(context) as agentino writes it for a command hook, except that what JSON
+    cannot hold is taken as its text rather than costing the event: a value (a Path), a key
+    (a tuple), even an object whose str() raises."""
+    import json
+
+    try:
+        return json.dumps(context, default=_text).encode()
+    except TypeError:  # a key JSON cannot hold: only then walk the context
+        return json.dumps(_text_keys(context), default=_text).encode()
+
+
+def _text(value: object) -> str:
+    try:
+        return str(value)
+    except BaseException:  # SystemExit or KeyboardInterrupt from __str__ included
+        return f"<{type(value).__name__} without a text form>"
+
+
+def _text_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {
+            key if isinstance(key, (str, int, float, bool)) or key is None else _text(key): _text_keys(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(item) for item in value]
+    return value
+
+
+def log_failure(log: AgentLog, event: str, exc: BaseException) -> None:
     """The hook's one-line error, in agent.log: the application's stderr is not the agent's;
     an internal error's traceback too, at DEBUG."""
     where = f"sciontool hook --event={event}"
     internal = not isinstance(exc, SciontoolError)
-    message = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
+    message = f"internal error: {type(exc).__name__}: {_text(exc)}" if internal else str(exc)
     log.write("", cut(f"{where}: {message}", ERROR_LIMIT), level="ERROR")
     if internal:
         log.traceback(where, exc)

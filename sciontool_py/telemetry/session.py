@@ -19,6 +19,7 @@ import os
 import time
 
 from sciontool_py import gojson
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
 from sciontool_py.log.writer import timestamp
 from sciontool_py.telemetry.settings import SPAN_NAMES
@@ -155,7 +156,9 @@ def _apply(log: AgentLog, state: dict[str, object], event: CanonicalEvent, env: 
     elif name == "tool-end":
         tools = agg.setdefault("tool_calls", {})
         assert isinstance(tools, dict)
-        stats = tools.setdefault(event.text("tool_name"), {"calls": 0, "success": 0, "error": 0})
+        # Cut as agent-info cuts it: a 2 MB name would push the file past its 1 MiB limit.
+        name = cut(event.text("tool_name"), TOOL_NAME_LIMIT)
+        stats = tools.setdefault(name, {"calls": 0, "success": 0, "error": 0})
         stats["calls"] += 1
         stats["error" if event.text("error") else "success"] += 1
     elif name == "model-end" and env.get("SCION_USAGE_SOURCE", "") != "native":

@@ -71,7 +71,12 @@ def send_reports(log: AgentLog) -> None:
     if hub is None:
         debug(log, "Session metrics: the hub is no longer configured; reports dropped")
     else:
-        for summary in summaries:
+        for attempted, summary in enumerate(summaries):
+            if time.monotonic() >= hub.deadline:
+                # Never attempted: they stay pending, and the next hook's worker sends them.
+                debug(log, f"Session metrics: {len(summaries) - attempted} reports kept: time budget spent")
+                summaries = summaries[:attempted]
+                break
             hub.report("session-end", "metrics", session.payload(summary, time.time_ns()))
     session.complete(log, [str(s["SessionID"]) for s in summaries])
 
