@@ -328,16 +328,17 @@ def agentino_fires(mode: str | None, fires: int) -> list[float]:
 def receive_alone(fires: int) -> list[float]:
     """Microseconds of hook.receive for the same events: the pipeline without agentino or the thread."""
     from sciontool_py.dialect.discover import find_dialect
+    from sciontool_py.fs import home_dir
     from sciontool_py.hook import receive
-    from sciontool_py.log import writer
+    from sciontool_py.log.writer import AgentLog
 
-    writer.set_quiet(True)  # as the hook and register() are: no stderr mirror
+    log = AgentLog(home_dir(), quiet=True)  # as the hook and register() make it: no stderr mirror
     spec = find_dialect("agentino")
     samples = []
     for i in range(fires + 10):
         event, context = AGENTINO_EVENTS[i % 2]
         start = time.perf_counter_ns()
-        receive(spec, context, event)
+        receive(spec, context, log, event)
         if i >= 10:
             samples.append((time.perf_counter_ns() - start) / 1e3)
     return samples

@@ -463,7 +463,12 @@ def run(args: list[str]) -> int:
     except Exception as exc:
         # Click's errors (typer vendors click, so match by shape, not class).
         if not hasattr(exc, "format_message"):
-            error_line(f"{_command_path(args)}: internal error: {type(exc).__name__}: {exc}")
+            from sciontool_py.fs import home_dir
+            from sciontool_py.log.writer import AgentLog
+
+            where = _command_path(args)
+            AgentLog(home_dir(), quiet=True).traceback(where, exc)
+            error_line(f"{where}: internal error: {type(exc).__name__}: {exc}")
             return 1
         if type(exc).__name__ == "NoArgsIsHelpError":
             # A group named without a command (`sciontool dialect`): its help is the answer,

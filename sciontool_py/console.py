@@ -19,18 +19,20 @@ TOOL_NAME_LIMIT = 1024
 SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
-_escapes: dict[int, str] = {}
+_ESCAPES = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)},
+    **{c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)},
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+}
 
 
 def escape_controls(text: str) -> str:
     """text with control characters (C0, DEL, C1, U+2028/9) written as visible escapes."""
     if text.isprintable():  # the usual case, and no control character is printable
         return text
-    if not _escapes:
-        _escapes.update({c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)})
-        _escapes.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
-        _escapes.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-    return text.translate(_escapes)
+    return text.translate(_ESCAPES)
 
 
 def cut(text: str, limit: int = VALUE_LIMIT) -> str:

@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sciontool_py.log.writer import AgentLog
+
 _DIALECT_OPTIONS = """\
   --dialect NAME        dialect to read the envelope with (default: claude, as in Scion)
   --dialect-file PATH   a dialect.yaml to use instead of a name
@@ -107,17 +109,15 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str]) -> None:
+def hook_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.hook import read_stdin, receive_named, run_hook
-    from sciontool_py.log import writer
 
-    writer.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
         from sciontool_py.status import report_status
 
-        report_status(positional[0], " ".join(positional[1:]))
+        report_status(positional[0], " ".join(positional[1:]), log)
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
@@ -129,12 +129,12 @@ def hook_command(args: list[str]) -> None:
     undelivered = ""
     if positional and not positional[0].lstrip().startswith("{"):
         # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
-        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event)
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log)
     else:
         # A JSON object argument is the envelope itself (Codex's notify); a broken one is
         # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
         answer = run_hook(
-            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), event
+            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), log, event
         )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         from sciontool_py.console import write_stdout
@@ -144,10 +144,9 @@ def hook_command(args: list[str]) -> None:
             undelivered = (
                 f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
             )
-    from sciontool_py.fs import home_dir
     from sciontool_py.telemetry import after_answer
 
-    after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
+    after_answer(log, answer)  # once answered: the export happens where the harness does not wait
     if answer.failure or undelivered:
         raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 
@@ -162,11 +161,8 @@ def _go_text(arg: str | None) -> str | None:
     return decode_utf8(os.fsencode(arg))
 
 
-def status_command(args: list[str]) -> None:
-    from sciontool_py.log import writer
+def status_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.status import report_status
-
-    writer.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)
@@ -175,10 +171,10 @@ def status_command(args: list[str]) -> None:
     args = args[:cut] + args[cut + 1 :]
     if not args or (cut > 0 and args[0].startswith("-")):
         raise SciontoolError(f"missing status type ({STATUS_USAGE})")
-    report_status(args[0], " ".join(args[1:]))
+    report_status(args[0], " ".join(args[1:]), log)
 
 
-def normalize_command(args: list[str]) -> None:
+def normalize_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.dialect.discover import resolve
     from sciontool_py.dialect.stream import normalize_files
 
@@ -187,21 +183,30 @@ def normalize_command(args: list[str]) -> None:
     normalize_files(spec, files, "--raw" in options)
 
 
-COMMANDS: dict[str, Callable[[list[str]], None]] = {
+COMMANDS: dict[str, Callable[[list[str], AgentLog], None]] = {
     "hook": hook_command,
     "status": status_command,
     "normalize": normalize_command,
 }
 
 
-def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> int:
+def guarded(
+    command: str, run: Callable[[list[str], AgentLog], None], args: list[str], log: AgentLog | None = None
+) -> int:
     """Run a command so that no input can make it exit 2 or print a traceback.
 
     Exit 2 means "block this tool call" to Claude-family harnesses; the hook
-    only observes, so every failure is a one-line message and exit 1.
+    only observes, so every failure is a one-line message and exit 1; an
+    internal error's traceback goes to agent.log at DEBUG. log: the command's
+    agent.log (by default HOME's, quiet: the harness captures stderr).
     """
+    if log is None:
+        from sciontool_py.fs import home_dir
+        from sciontool_py.log.writer import AgentLog
+
+        log = AgentLog(home_dir(), quiet=True)
     try:
-        run(args)
+        run(args, log)
     except HelpRequested:
         sys.stdout.write(HELP[command])
         return 0
@@ -215,6 +220,7 @@ def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> 
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         return 1
     except Exception as exc:  # last line of defence for an observer
+        log.traceback(f"sciontool {command}", exc)
         error_line(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}")
         return 1
     return 0

@@ -14,16 +14,12 @@ from __future__ import annotations
 from _json import encode_basestring as _encode_str
 from _json import make_scanner as _make_scanner
 
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator
-
-
-class JSONError(SciontoolError, ValueError):
-    """The input is not JSON that Go's decoder would accept."""
 
 
 def _number(text: str) -> float:
@@ -49,16 +45,12 @@ class _Context:
 
 
 _scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
-_surrogate_pattern: re.Pattern[str] | None = None
 
 
 def _lone_surrogate() -> re.Pattern[str]:
-    global _surrogate_pattern
-    if _surrogate_pattern is None:
-        import re
+    import re  # only here: the hook's usual path never needs it
 
-        _surrogate_pattern = re.compile("[\ud800-\udfff]")
-    return _surrogate_pattern
+    return re.compile("[\ud800-\udfff]")  # compiled once: re keeps its own cache
 
 
 def _explain(text: str) -> str:

@@ -51,13 +51,14 @@ def read_optional_object(
 
 def _object(data: bytes) -> dict[str, object] | Ignored:
     from sciontool_py import gojson
+    from sciontool_py.errors import JSONError
 
     text = gojson.decode_utf8(data)
     if not text.strip():
         return Ignored("stdin is empty")
     try:
         value = gojson.first_value(text)
-    except gojson.JSONError as exc:
+    except JSONError as exc:
         return Ignored(f"stdin: {exc}")
     if not isinstance(value, dict):
         return Ignored("stdin holds JSON that is not an object")

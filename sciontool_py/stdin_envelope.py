@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py.errors import EventError
+from sciontool_py.errors import EventError, JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -107,5 +107,5 @@ def _complete_object(data: bytearray) -> bool:
 
     try:
         return isinstance(gojson.loads(gojson.decode_utf8(bytes(data))), dict)
-    except gojson.JSONError:
+    except JSONError:
         return False

@@ -109,17 +109,6 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return folder
 
 
-@pytest.fixture(autouse=True)
-def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with the process-wide log settings a new process has: `hook` and
-    `status` turn the stderr mirror off, and SCION_LOG_LEVEL is read once per process."""
-    from sciontool_py.log import level as log_level
-    from sciontool_py.log import writer
-
-    monkeypatch.setattr(writer, "_quiet", False)
-    monkeypatch.setattr(log_level, "_spec", None)
-
-
 def event(name: str, raw_name: str = "", dialect: str = "core-agent", **data: object) -> CanonicalEvent:
     """A canonical event as a dialect would produce it (raw name defaults to the name)."""
     return CanonicalEvent(name, raw_name or name, dialect, data, {})

@@ -77,7 +77,7 @@ def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -
     pretty-printed document (first line only), or an EventError naming where it is."""
     try:
         return GO.loads(line)
-    except ValueError as exc:  # gojson.JSONError
+    except ValueError as exc:  # JSONError
         if not line.strip():
             return _BLANK
         if first:

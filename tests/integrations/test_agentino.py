@@ -122,6 +122,28 @@ def test_a_failure_is_one_error_line_and_never_blocks(home: Path) -> None:
     assert (level, message.split(":")[0]) == ("ERROR", "Hook processing failed")
 
 
+def test_an_internal_errors_traceback_follows_its_line_at_debug(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
+    hooks = HookManager()
+    register(hooks)
+    circular: dict[str, object] = {"tool_name": "shell"}
+    circular["arguments"] = circular
+    assert not_blocked(fire(hooks, "PreToolUse", circular))
+    line, (level, tag, trace) = log_entries(home)
+    assert line == (
+        "ERROR",
+        None,
+        "sciontool hook --event=PreToolUse: internal error: ValueError: Circular reference detected",
+    )
+    assert (level, tag) == ("DEBUG", None)
+    assert trace.startswith(
+        "sciontool hook --event=PreToolUse: internal error: Traceback (most recent call last):\\n"
+    )
+    assert trace.endswith("ValueError: Circular reference detected")
+
+
 def test_a_value_json_cannot_hold_is_read_as_its_text(home: Path) -> None:
     hooks = HookManager()
     register(hooks)
