@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -189,9 +189,9 @@ class Agent:
             self.env.pop(name, None)
 
     def run(
-        self, *args: str, stdin: bytes | str | dict[str, object] = b"", **env: str
+        self, *args: str, stdin: bytes | str | Mapping[str, object] = b"", **env: str
     ) -> subprocess.CompletedProcess[bytes]:
-        if isinstance(stdin, dict):
+        if isinstance(stdin, Mapping):
             stdin = json.dumps(stdin)
         if isinstance(stdin, str):
             stdin = stdin.encode()
@@ -204,7 +204,7 @@ class Agent:
         )
 
     def hook(
-        self, envelope: dict[str, object] | str | bytes, *args: str, **env: str
+        self, envelope: Mapping[str, object] | str | bytes, *args: str, **env: str
     ) -> subprocess.CompletedProcess[bytes]:
         return self.run("hook", *args, stdin=envelope, **env)
 

@@ -214,7 +214,12 @@ def test_the_deadline_counts_from_the_first_byte_and_silence_is_an_empty_stdin()
 
     read_fd, write_fd = os.pipe()
     with os.fdopen(read_fd, "rb") as reader, os.fdopen(write_fd, "wb") as writer:
-        late = threading.Timer(2.0, lambda: (writer.write(json.dumps(PRE).encode()), writer.flush()))
+
+        def write_late() -> None:
+            writer.write(json.dumps(PRE).encode())
+            writer.flush()
+
+        late = threading.Timer(2.0, write_late)
         late.start()  # written after the 1 s deadline has passed since the read began
         try:
             assert json.loads(read_envelope(reader, deadline=1.0, first_byte_wait=60.0)) == PRE

@@ -91,7 +91,7 @@ def cases(draw: st.DrawFn) -> tuple[str, bytes]:
         cut = draw(st.integers(0, len(text)))
         text = text[:cut] + draw(st.text(alphabet="[]{}:&*!-'\"\n #|>", max_size=4)) + text[cut:]
     name_fields: list[str] = doc["event_name_fields"]  # type: ignore[assignment]
-    raw_names = [*doc["mappings"], "unmapped"]  # type: ignore[list-item]
+    raw_names = [*doc["mappings"], "unmapped"]  # type: ignore[list-item, misc]
     return text, draw(envelope_bytes(name_fields, raw_names))
 
 
