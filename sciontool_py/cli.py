@@ -333,13 +333,6 @@ BackupOpt = Annotated[
 ]
 
 
-def _dry(dry_run: bool) -> None:
-    if dry_run:
-        from sciontool_py.dialect.load import read_only_cache
-
-        read_only_cache()
-
-
 def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
     from sciontool_py.harness.base import Scope
 
@@ -383,7 +376,6 @@ def harness_install(
     from sciontool_py.harness import find_harness
     from sciontool_py.harness.apply import apply
 
-    _dry(dry_run)
     edits = find_harness(name).install(_scope(project, user, command, force))
     typer.echo(apply(edits, dry_run, backup), nl=False)
 
@@ -402,7 +394,6 @@ def harness_uninstall(
     from sciontool_py.harness import find_harness
     from sciontool_py.harness.apply import apply
 
-    _dry(dry_run)
     edits = find_harness(name).uninstall(_scope(project, user, command))
     typer.echo(apply(edits, dry_run, backup), nl=False)
 
@@ -414,7 +405,6 @@ def harness_show(
     """Print the hook configuration install would merge, and where; writes nothing."""
     from sciontool_py.harness import find_harness
 
-    _dry(True)
     typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
 
 

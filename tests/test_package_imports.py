@@ -203,10 +203,9 @@ def fine(limits):
 
 
 # Known, each with its reason; anything new fails. Memos computed once and never flipped by a
-# caller are tolerated; the cache's read-only switch (merged from hostile-input as this rule
-# landed) should become an argument of the dialect lookup.
+# caller are tolerated.
 KNOWN_STATE = {
-    "sciontool_py.dialect.load": {"_scanner", "_cache_writes"},  # memo; harness --dry-run's switch
+    "sciontool_py.dialect.load": {"_scanner"},  # a memo
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
 }
 

@@ -41,22 +41,22 @@ def _inside(folder: str, name: str) -> str | None:
     return candidate
 
 
-def find_dialect(name: str) -> DialectSpec:
+def find_dialect(name: str, write_cache: bool = True) -> DialectSpec:
     if not valid_name(name):
         raise DialectError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
     search = _search_dirs()
     for folder in search[:-1]:
         found = _inside(folder, name)
         if found:
-            return _checked(load_dialect(found), name)
+            return _checked(load_dialect(found, write_cache), name)
     harness = harness_file()
     if os.path.isfile(harness):
-        spec = load_dialect(harness)
+        spec = load_dialect(harness, write_cache)
         if spec.name == name:
             return spec
     found = _inside(search[-1], name)
     if found:
-        return _checked(load_dialect(found), name)
+        return _checked(load_dialect(found, write_cache), name)
     known = ", ".join(sorted({n for n, _ in list_dialects()})) or "none"
     raise DialectError(f"unknown dialect {name!r}; available: {known}")
 

@@ -115,18 +115,7 @@ def _read_entry(folder: str, name: str, key: str, private: bool) -> DialectSpec 
         return None
 
 
-_cache_writes = True
-
-
-def read_only_cache() -> None:
-    """From now on the cache is read but never written (a --dry-run writes no file at all)."""
-    global _cache_writes
-    _cache_writes = False
-
-
 def _to_cache(path: str, entry: dict[str, object]) -> None:
-    if not _cache_writes:
-        return
     folder = cache_dir()
     try:
         # The cache folder and its parent at most: never HOME, nor a path that does not exist.
@@ -217,8 +206,10 @@ def absolute(path: str) -> str:
         raise DialectError(f"{path}: a relative path, and the current folder no longer exists") from None
 
 
-def load_dialect(path: str) -> DialectSpec:
-    """A validated dialect from a dialect.yaml path, through its compiled form when one can be trusted."""
+def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
+    """A validated dialect from a dialect.yaml path, through its compiled form when one can be
+    trusted; write_cache=False reads the cache but never writes it (harness install: no file
+    but the harness's own is written)."""
     path = absolute(path)
     fd = _open_regular(path)
     try:
@@ -241,10 +232,10 @@ def load_dialect(path: str) -> DialectSpec:
     try:
         spec = _compile_text(_text(data, path), path)
     except DialectError as exc:
-        if cache:
+        if cache and write_cache:
             _to_cache(path, {"key": key, "error": str(exc)})
         raise
-    if cache:
+    if cache and write_cache:
         _to_cache(path, {"key": key, "spec": spec.to_json()})
     return spec
 

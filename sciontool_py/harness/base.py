@@ -52,7 +52,7 @@ def routed_events(dialect: str, fired: tuple[str, ...]) -> list[str]:
     """The events the harness fires that the dialect maps, read now: a newly mapped event follows."""
     from sciontool_py.dialect.discover import find_dialect
 
-    mapped = find_dialect(dialect).mappings
+    mapped = find_dialect(dialect, write_cache=False).mappings  # install writes no cache
     return [event for event in fired if event in mapped]
 
 

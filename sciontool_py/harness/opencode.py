@@ -26,7 +26,7 @@ def bridge_source(scope: Scope, dialect: str) -> str:
     with open(template, encoding="utf-8") as handle:
         text = handle.read()
     command = scope.hook_argv(dialect)
-    forward = list(find_dialect(dialect).mappings)
+    forward = list(find_dialect(dialect, write_cache=False).mappings)
     return text.replace("__COMMAND__", json.dumps(command)).replace("__FORWARD__", json.dumps(forward))
 
 
