@@ -250,11 +250,13 @@ class HubRequest:
 
 
 class HubServer(http.server.ThreadingHTTPServer):
-    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last repeats)."""
+    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last
+    repeats), `delay` seconds after reading it."""
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _HubHandler)
         self.replies = [200]
+        self.delay = 0.0
         self.requests: list[HubRequest] = []
 
     @property
@@ -269,6 +271,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         hub = self.server
         hub.requests.append(HubRequest(self.path, dict(self.headers.items()), body))
+        time.sleep(hub.delay)
         code = hub.replies[min(len(hub.requests), len(hub.replies)) - 1]
         # A careless hub echoes the credential it was sent: the client must redact it.
         reply = json.dumps({"error": "no", "token": self.headers.get("X-Scion-Agent-Token")}).encode()
