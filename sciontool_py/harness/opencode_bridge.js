@@ -79,11 +79,18 @@ function send(envelope) {
 // queued go, in order, to ONE detached shell that outlives opencode: it waits (at most
 // TIMEOUT_MS) for the hooks still running, then feeds the hook one envelope a line. opencode
 // waits only for that one spawn. The envelopes reach the shell as its stdin, a file unlinked
-// at once, so nothing is left behind.
+// at once, so nothing is left behind. A hook that has ended stays a zombie of opencode while
+// opencode's process winds down (1.4 s seen): where /proc tells, that counts as ended.
 const HANDOFF = `
 for pid in $HOOK_PIDS; do
   n=0
-  while kill -0 "$pid" 2>/dev/null && [ "$n" -lt ${TIMEOUT_MS / 100} ]; do sleep 0.1; n=$((n + 1)); done
+  while kill -0 "$pid" 2>/dev/null && [ "$n" -lt ${TIMEOUT_MS / 100} ]; do
+    stat=
+    read -r stat < "/proc/$pid/stat" 2>/dev/null
+    case "\${stat##*) }" in Z*) break ;; esac
+    sleep 0.1
+    n=$((n + 1))
+  done
 done
 while IFS= read -r line; do printf '%s' "$line" | "$@"; done
 `;
