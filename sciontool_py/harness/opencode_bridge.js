@@ -70,8 +70,19 @@ function enqueue(envelope) {
   if (!exiting) drain(key, queue);
 }
 
+const started = new Set(); // sessions that had a session.created in this process
+
 function send(envelope) {
-  if (FORWARD.has(envelope.hook_event_name)) enqueue(envelope);
+  if (!FORWARD.has(envelope.hook_event_name)) return;
+  const id = envelope.session_id;
+  // A session taken up again (`opencode run --continue`, one picked in the TUI) publishes no
+  // session.created here; without one, the session the last exit ended would stay ended.
+  if (id && !started.has(id)) {
+    started.add(id);
+    const name = envelope.hook_event_name;
+    if (name !== "session.created" && name !== "server.instance.disposed") send(base("session.created", id));
+  }
+  enqueue(envelope);
 }
 
 // opencode ends with process.exit() (`opencode run` right after the last session.idle): no
@@ -177,7 +188,7 @@ export const SciontoolBridge = async () => {
   const texts = new Map(); // session id -> the last assistant text of the turn
   const calls = new Map(); // call id -> {tool, input}
   const failed = new Set(); // call ids already ended by a failure
-  let root = ""; // the first session without a parent: the one instance disposal ends
+  let root = ""; // the first session seen, but a child's: the one instance disposal ends
   let disposed = false;
   // `opencode run` exits without publishing the instance's disposal: the exit stands for it.
   endings.add(() => {
@@ -221,9 +232,10 @@ export const SciontoolBridge = async () => {
     event: async ({ event }) => {
       const props = event.properties || {};
       const info = props.info || {};
+      const created = event.type === "session.created";
+      if (!root && !(created && info.parentID)) root = props.sessionID || (created ? info.id : info.sessionID) || "";
       switch (event.type) {
         case "session.created": {
-          if (!root && !info.parentID) root = info.id || props.sessionID || "";
           return send(base("session.created", props.sessionID || info.id));
         }
         case "message.updated": {

@@ -456,10 +456,14 @@ process.exit(0);
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
-def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(tmp_path: Path, home: Path) -> None:
+@pytest.mark.parametrize("steps", [BUS[:-1], BUS[1:-1]], ids=["new-session", "resumed-session"])
+def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
+    tmp_path: Path, home: Path, steps: list[object]
+) -> None:
     # `opencode run` calls process.exit() right after session.idle, with envelopes still queued
     # behind slow hooks and no instance disposal: they all reach the hook after the exit, in
     # order, and the exit itself ends the instance. opencode's exit does not wait for them.
+    # A resumed session (`run --continue`: no session.created on the bus) is started again first.
     hook = tmp_path / "slow.py"
     hook.write_text(SLOW_HOOK)
     proc = harness(
@@ -468,7 +472,7 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(tmp_path: Path, 
     assert proc.returncode == 0, proc.stderr
     shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
     (tmp_path / "driver.mjs").write_text(EXITING_DRIVER)
-    (tmp_path / "steps.json").write_text(json.dumps(BUS[:-1]))  # no server.instance.disposed
+    (tmp_path / "steps.json").write_text(json.dumps(steps))  # no server.instance.disposed
     record = tmp_path / "record.txt"
     run = subprocess.run(
         ["node", "driver.mjs"],
