@@ -27,6 +27,7 @@ lint: $(DEV)
 	$(BIN)/ruff check sciontool_py tests benchmarks examples e2e
 	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file tests/mypy.ini tests
 
 # Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
 # processes, and with PYTHONDONTWRITEBYTECODE set each would compile the package anew.

@@ -5,6 +5,10 @@ timing is a whole process (`subprocess.run`), runs of the cases alternate
 so drift on a busy machine hits all of them alike, and the table shows
 medians with the 10th-90th percentile spread. Exits 1 when a ratio is
 above its target, so it can serve as a check (never inside unit tests).
+normalize runs on two seeded logs: the generated one (strings and
+integers) and a real-like one (floats, non-ASCII, U+2028/9); with `go` on
+PATH, beside a Go build of the same mapping (benchmarks/gonormalize),
+whose bytes must equal normalize's.
 Last, with agentino installed (the `[agentino]` extra), the cost of one
 agentino hook event: a real HookManager.fire with register() applied, in
 process and in command mode, beside fire with a callback that does nothing.
@@ -16,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -141,6 +146,124 @@ def write_log(path: str, lines: int) -> None:
             handle.write(json.dumps(envelope, separators=(",", ":"), sort_keys=True) + "\n")
 
 
+# Words of tool output in several scripts, and the characters Go escapes (HTML, U+2028/9).
+REAL_WORDS = (
+    *WORDS,
+    "café",
+    "naïve",
+    "Größe",
+    "résumé",
+    "日本語",
+    "テスト",
+    "Привет",
+    "¿qué?",
+    "—",
+    "→",
+    "✓",
+    "😀",
+    "line\u2028sep",
+    "para\u2029graph",
+)
+# Floats a tool payload may carry, Go's corner cases among them.
+EDGE_FLOATS = (1e21, 1e20, 100.0, -0.0, 5e-324, 1.7976931348623157e308, 1e-7, 1e-6, 6.02214076e23, 0.1)
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(REAL_WORDS) for _ in range(words))
+
+
+def _payloads(rng: random.Random, i: int) -> tuple[str, dict[str, object], dict[str, object]]:
+    """(tool name, input, output) of one tool call, shaped like the real harnesses' payloads."""
+    shape = rng.randrange(5)
+    if shape == 0:  # a shell command: stdout, exit code, duration
+        out = _text(rng, rng.randint(4, 300))
+        return (
+            "run_shell_command",
+            {"command": f"pytest -q tests/test_{i % 50}.py", "description": _text(rng, 5), "timeout": 120.0},
+            {"stdout": out, "stderr": "", "exit_code": 0, "duration_seconds": rng.random() * 30},
+        )
+    if shape == 1:  # a file read
+        out = _text(rng, rng.randint(8, 330))
+        return (
+            "read_file",
+            {
+                "file_path": f"/home/dev/src/pkg{i % 97}/mod_é{i}.py",
+                "offset": rng.randint(0, 900),
+                "limit": 2000,
+            },
+            {
+                "content": out,
+                "num_lines": out.count(" ") + 1,
+                "truncated": False,
+                "elapsed_ms": rng.random() * 5,
+            },
+        )
+    if shape == 2:  # a search with scored results
+        results = [
+            {"title": _text(rng, 6), "url": f"https://example.org/{i}/{k}", "score": rng.random()}
+            for k in range(rng.randint(1, 6))
+        ]
+        return (
+            "web_search",
+            {"query": _text(rng, 4), "max_results": 6},
+            {"results": results, "took": rng.random()},
+        )
+    if shape == 3:  # coordinates and measurements
+        point = {
+            "lat": rng.uniform(-90, 90),
+            "lon": rng.uniform(-180, 180),
+            "alt_m": round(rng.uniform(0, 3000), 1),
+        }
+        return (
+            "geocode",
+            {"address": _text(rng, 5)},
+            {
+                "point": point,
+                "accuracy": rng.choice(EDGE_FLOATS),
+                "bbox": [rng.uniform(-1, 1) for _ in range(4)],
+            },
+        )
+    # model-ish numbers: settings, costs, extremes
+    return (
+        "evaluate",
+        {"temperature": 0.7, "top_p": 0.95, "threshold": rng.choice(EDGE_FLOATS)},
+        {
+            "summary": _text(rng, rng.randint(4, 60)),
+            "cost_usd": rng.random() / 1000,
+            "values": [rng.choice(EDGE_FLOATS) for _ in range(3)],
+            "tokens": rng.randint(1, 9000),
+        },
+    )
+
+
+def write_real_log(path: str, lines: int) -> None:
+    """A log like the real harnesses' tool payloads, in core-agent's envelopes (seeded).
+
+    Two lines in three are tool calls, whose input and output carry floats (durations, scores,
+    coordinates, costs, and Go's corner cases: 1e21, 100.0, -0.0, 5e-324...), text in several
+    scripts, HTML characters and U+2028/9; the rest are model starts and turn ends with usage.
+    Written with Python's json (ASCII escapes off), compact, keys sorted.
+    """
+    rng = random.Random(2028)
+    tool: tuple[str, dict[str, object], dict[str, object]] = ("", {}, {})
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(lines):
+            step = i % 6
+            envelope: dict[str, object]
+            if step in (1, 3):
+                tool = _payloads(rng, i)
+                envelope = {"hook_event_name": "tool-start", "tool_name": tool[0], "tool_input": tool[1]}
+            elif step in (2, 4):
+                envelope = {"hook_event_name": "tool-end", "tool_name": tool[0], "tool_output": tool[2]}
+            elif step == 0:
+                envelope = {"hook_event_name": "model-start", "model": "gemini-2.5-flash"}
+            else:
+                usage = {"input_tokens": rng.randint(100, 90_000), "output_tokens": rng.randint(1, 4000)}
+                envelope = {"hook_event_name": "agent-end", "usage": usage, "duration_ms": rng.random() * 9e4}
+            text = json.dumps(envelope, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+            handle.write(text + "\n")
+
+
 def peak_rss_kib(argv: list[str], stdin_file: str) -> int:
     """Peak resident memory of one process, measured by a fresh parent."""
     probe = (
@@ -205,16 +328,17 @@ def agentino_fires(mode: str | None, fires: int) -> list[float]:
 def receive_alone(fires: int) -> list[float]:
     """Microseconds of hook.receive for the same events: the pipeline without agentino or the thread."""
     from sciontool_py.dialect.discover import find_dialect
+    from sciontool_py.fs import home_dir
     from sciontool_py.hook import receive
-    from sciontool_py.log import writer
+    from sciontool_py.log.writer import AgentLog
 
-    writer.set_quiet(True)  # as the hook and register() are: no stderr mirror
+    log = AgentLog(home_dir(), quiet=True)  # as the hook and register() make it: no stderr mirror
     spec = find_dialect("agentino")
     samples = []
     for i in range(fires + 10):
         event, context = AGENTINO_EVENTS[i % 2]
         start = time.perf_counter_ns()
-        receive(spec, context, event)
+        receive(spec, context, log, event)
         if i >= 10:
             samples.append((time.perf_counter_ns() - start) / 1e3)
     return samples
@@ -248,6 +372,63 @@ def agentino_rows(tmp: str, fires: int, command_fires: int) -> list[tuple[str, s
         qs = statistics.quantiles(samples, n=10)
         rows.append((name, f"{statistics.median(samples):.1f}", f"{qs[0]:.1f}-{qs[-1]:.1f}"))
     return rows
+
+
+GO_SOURCE = Path(__file__).resolve().parent / "gonormalize" / "main.go"
+
+
+def build_go(tmp: str) -> str | None:
+    """benchmarks/gonormalize built with the `go` on PATH (its cache in tmp); None without Go."""
+    go = shutil.which("go")
+    if go is None:
+        print("go is not installed: normalize is not timed against Go")
+        return None
+    program = os.path.join(tmp, "gonormalize")
+    env = {**os.environ, "GOCACHE": os.path.join(tmp, "gocache"), "GO111MODULE": "off", "CGO_ENABLED": "0"}
+    subprocess.run([go, "build", "-o", program, str(GO_SOURCE)], check=True, env=env)
+    return program
+
+
+def same_output(a: list[str], b: list[str], stdin_file: str) -> bool:
+    outputs = []
+    for argv in (a, b):
+        with open(stdin_file, "rb") as handle:
+            outputs.append(subprocess.run(argv, stdin=handle, capture_output=True, check=True).stdout)
+    return outputs[0] == outputs[1]
+
+
+def normalize_rows(
+    rows: list[tuple[str, str, str, str]],
+    label: str,
+    log: str,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    go_program: str | None,
+) -> list[str]:
+    """Time normalize on one log beside the bare loops (and Go); its rows, and what fails."""
+    failures = []
+    normalize = Case(
+        f"normalize core-agent, {label} log ({args.lines} lines, {os.path.getsize(log) // 1_000_000} MB)",
+        [SCIONTOOL, "normalize", "--dialect=core-agent"],
+        env=env,
+    )
+    loops = [
+        Case(f"  bare loop: {lib}", [PYTHON, "-c", BARE_LOOPS[lib]]) for lib in installed_json_libraries()
+    ]
+    go = [Case("  Go, encoding/json (benchmarks/gonormalize)", [go_program])] if go_program else []
+    alternate([normalize, *loops, *go], args.batch_rounds, stdin_file=log)
+    fastest = min(loops, key=lambda c: c.median)
+    ratio = normalize.median / fastest.median
+    rows.append((normalize.name, f"{normalize.median:.1f}", normalize.spread(), f"{ratio:.2f}"))
+    for case in loops + go:
+        rows.append((case.name, f"{case.median:.1f}", case.spread(), f"{case.median / fastest.median:.2f}"))
+    if ratio > NORMALIZE_TARGET:
+        failures.append(f"normalize, {label} log: {ratio:.2f}x {fastest.name.strip()} > {NORMALIZE_TARGET}")
+    if go:
+        print(f"{label} log: normalize / Go = {normalize.median / go[0].median:.2f}")
+        if not same_output(normalize.argv, go[0].argv, log):
+            failures.append(f"{label} log: normalize and Go wrote different bytes")
+    return failures
 
 
 def main() -> int:
@@ -321,26 +502,11 @@ def main() -> int:
             if ratio > HOOK_TARGET:
                 failures.append(f"{case.name}: {ratio:.2f}x floor > {HOOK_TARGET}")
 
-        log = os.path.join(tmp, "log.jsonl")
-        write_log(log, args.lines)
-        normalize = Case(
-            f"normalize core-agent ({args.lines} lines)",
-            [SCIONTOOL, "normalize", "--dialect=core-agent"],
-            env=env,
-        )
-        loops = [
-            Case(f"bare loop: {lib}", [PYTHON, "-c", BARE_LOOPS[lib]]) for lib in installed_json_libraries()
-        ]
-        alternate([normalize, *loops], args.batch_rounds, stdin_file=log)
-        fastest = min(loops, key=lambda c: c.median)
-        for case in loops:
-            rows.append(
-                (case.name, f"{case.median:.1f}", case.spread(), f"{case.median / fastest.median:.2f}")
-            )
-        ratio = normalize.median / fastest.median
-        rows.append((normalize.name, f"{normalize.median:.1f}", normalize.spread(), f"{ratio:.2f}"))
-        if ratio > NORMALIZE_TARGET:
-            failures.append(f"normalize: {ratio:.2f}x {fastest.name} > {NORMALIZE_TARGET}")
+        go_program = build_go(tmp)
+        for label, writer in (("generated", write_log), ("real-like", write_real_log)):
+            log = os.path.join(tmp, f"{label}.jsonl")
+            writer(log, args.lines)
+            failures += normalize_rows(rows, label, log, args, env, go_program)
 
         small, large = os.path.join(tmp, "20k.jsonl"), os.path.join(tmp, "200k.jsonl")
         write_log(small, 20_000)
@@ -369,7 +535,7 @@ def main() -> int:
         failures.append(f"normalize memory grew {growth:.1f} MiB > {MEMORY_GROWTH_TARGET_MIB}")
     print(
         f"targets: hook <= {HOOK_TARGET}x floor, normalize <= {NORMALIZE_TARGET}x fastest bare loop "
-        f"(ratio column: hooks vs floor, normalize vs fastest loop), "
+        f"on both logs (ratio column: hooks vs floor; normalize, the loops and Go vs the fastest loop), "
         f"memory growth < {MEMORY_GROWTH_TARGET_MIB:g} MiB"
     )
     for failure in failures:

@@ -1,7 +1,8 @@
 """One scripted model behind the four wire formats the harnesses speak, on 127.0.0.1 only.
 
 Anthropic Messages (Claude Code), Gemini streamGenerateContent (Gemini CLI), OpenAI
-Responses (Codex) and OpenAI chat completions (opencode), all streamed.
+Responses (Codex) and OpenAI chat completions (opencode, Copilot CLI, Qwen Code, Droid), all
+streamed.
 
 A request that offers the harness's shell tool is the agent's own ("main"); each one takes
 the next `Reply` of the scenario's script (an error reply with `repeat` stays), and once the
@@ -274,6 +275,23 @@ def _chat_tools(body: Json) -> dict[str, Json]:
     return {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
 
 
+# The shell tool of each chat-completions harness: opencode and Copilot CLI, Qwen Code, Droid.
+CHAT_SHELLS = ("bash", "run_shell_command", "Execute")
+
+
+def _chat_shell(tools: dict[str, Json]) -> str | None:
+    return next((name for name in CHAT_SHELLS if name in tools), None)
+
+
+def _placeholder(schema: Json, text: str) -> object:
+    """A value a required parameter's schema accepts (Droid's Execute wants a risk level)."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    zeros: dict[str, object] = {"boolean": False, "integer": 0, "number": 0}
+    return zeros.get(kind, text) if isinstance(kind, str) else text
+
+
 def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
     tools = _chat_tools(body)
     calls: list[tuple[str, str, Json]] = []
@@ -281,11 +299,16 @@ def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
         calls.append(
             ("ask", "question", {"questions": [{k: v for k, v in QUESTION.items() if k != "multiSelect"}]})
         )
+    shell = _chat_shell(tools) or "bash"
+    params = tools.get(shell, {}).get("parameters") or {}
     for call in reply.calls if reply is not None else ():
         args: Json = {"command": script.command(call)}
-        for name in (tools["bash"].get("parameters") or {}).get("required") or []:
-            args.setdefault(name, f"scripted tool {call.id}")
-        calls.append((call.id, "bash", args))
+        for name in params.get("required") or []:
+            args.setdefault(
+                name,
+                _placeholder((params.get("properties") or {}).get(name) or {}, f"scripted tool {call.id}"),
+            )
+        calls.append((call.id, shell, args))
     if calls:
         delta: Json = {
             "role": "assistant",
@@ -376,7 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/responses"):
             self._answer(path, body, _responses_shell(body) is not None, "responses")
         elif path.endswith("/chat/completions"):
-            self._answer(path, body, "bash" in _chat_tools(body), "chat")
+            self._answer(path, body, _chat_shell(_chat_tools(body)) is not None, "chat")
         else:
             self._json({"error": {"message": f"not served: {path}"}}, 404)
 

@@ -50,6 +50,8 @@ class Harness:
     expected: list[Step]
     api_error: int = 500  # a status the harness gives up on at once (with its retries turned off)
     tui: Tui | None = None  # the interactive scenarios, in tmux
+    extra: tuple[str, ...] = ()  # more npm packages the harness needs (Droid's platform binary)
+    extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
 
     def scenarios(self, tmux: bool) -> list[Scenario]:

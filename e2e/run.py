@@ -9,7 +9,7 @@ state is right. The hello scenario also checks every hook call against the harne
 expectations.
 
 Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
-(default: all four; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+(default: all seven; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
 Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
@@ -28,15 +28,27 @@ from typing import Any
 
 import claude
 import codex
+import copilot
+import droid
 import gemini
 import opencode
+import qwen
 import truth
 from fake_model import FakeModel, Script
 from harness import LOG, Harness, Scenario, Step
 from session import CACHE, Run, Session
 
 HARNESSES: dict[str, Harness] = {
-    h.name: h for h in (claude.HARNESS, gemini.HARNESS, codex.HARNESS, opencode.HARNESS)
+    h.name: h
+    for h in (
+        claude.HARNESS,
+        gemini.HARNESS,
+        codex.HARNESS,
+        opencode.HARNESS,
+        copilot.HARNESS,
+        qwen.HARNESS,
+        droid.HARNESS,
+    )
 }
 TOOL = Path(__file__).resolve().parent / "tool.sh"
 
@@ -48,18 +60,31 @@ def install_harnesses(harnesses: list[Harness]) -> None:
         manifest = prefix / "node_modules" / harness.package / "package.json"
         if not manifest.exists() or json.loads(manifest.read_text()).get("version") != harness.version:
             missing.append(f"{harness.package}@{harness.version}")
+    extras: dict[Path, list[str]] = {}
+    for harness in harnesses:
+        if harness.extra:
+            where = CACHE / harness.extra_prefix if harness.extra_prefix else prefix
+            marker = where / "node_modules" / harness.extra[0].rsplit("@", 1)[0] / "package.json"
+            if not marker.exists():
+                extras.setdefault(where, []).extend(harness.extra)
     if missing:
-        print(f"npm install {' '.join(missing)} into {prefix} ...", flush=True)
-        prefix.mkdir(parents=True, exist_ok=True)
+        extras.setdefault(prefix, []).extend(missing)
+    for where, packages in extras.items():
+        print(f"npm install {' '.join(packages)} into {where} ...", flush=True)
+        where.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *missing],
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(where), *packages],
             check=True,
             stdout=subprocess.DEVNULL,
         )
 
 
 def raw_name(record: dict[str, Any]) -> str:
-    """The envelope's event: from stdin, or (Codex's notify) from the JSON argument."""
+    """The envelope's event: named on the command line (Copilot CLI), from stdin, or (Codex's
+    notify) from the JSON argument."""
+    named = [a for a in record["args"][1:] if not a.startswith(("-", "{"))]
+    if named:
+        return str(named[0])
     text = record["stdin"].strip() or (record["args"][-1] if record["args"] else "")
     try:
         envelope = json.loads(text)

@@ -9,6 +9,7 @@ only the text blocks in `assistant_text`, so thinking never reaches a chat.
 from __future__ import annotations
 
 from sciontool_py import gojson
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _blocks_in_json(text: str) -> list[tuple[str, str]]:
     # string, and it counts as blocks only when some element has a "type" key.
     try:
         objects = _objects(gojson.loads(text))
-    except gojson.JSONError:
+    except JSONError:
         return []
     if objects is None or not any("type" in item for item in objects):
         return []

@@ -24,7 +24,8 @@ app = typer.Typer(
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
 harness_app = typer.Typer(
-    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent).",
+    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent, "
+    "Copilot CLI, Antigravity, Grok Build, Qwen Code, Droid).",
     no_args_is_help=True,
 )
 app.add_typer(harness_app, name="harness")
@@ -296,7 +297,7 @@ def dialect_schema(
     if path:
         import os
 
-        from sciontool_py.dialect.discover import packaged_dir
+        from sciontool_py.dialect.load import packaged_dir
 
         typer.echo(os.path.join(packaged_dir(), "dialect.schema.json"))
         return
@@ -306,7 +307,12 @@ def dialect_schema(
 
 
 HarnessArg = Annotated[
-    str, typer.Argument(help="claude, gemini, codex, opencode, core-agent or agentino.", show_default=False)
+    str,
+    typer.Argument(
+        help="claude, gemini, codex, opencode, core-agent, agentino, copilot, antigravity, grok-build, "
+        "qwen-code or droid.",
+        show_default=False,
+    ),
 ]
 ProjectOpt = Annotated[
     Optional[str],
@@ -318,10 +324,13 @@ CommandOpt = Annotated[
     typer.Option(
         "--command",
         metavar="PREFIX",
-        help="What runs sciontool in the hooks, e.g. an absolute path; uninstall needs the same.",
+        help="What runs sciontool in the hooks, e.g. an absolute path.",
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
+BackupOpt = Annotated[
+    bool, typer.Option("--backup", help="Keep each changed file's previous text as FILE.bak.")
+]
 
 
 def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
@@ -332,6 +341,17 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False, w
     if writes and project is not None and not os.path.isdir(project):
         # A typo must not create a project (or send core-agent up to a parent's .agents).
         raise SciontoolError(f"--project {project}: no such folder")
+    if not user and not os.path.isabs(project or "."):
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            gone = "the current folder no longer exists: pass --project DIR (absolute)"
+            raise SciontoolError(gone) from None
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
+        bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
+        raise SciontoolError(bad) from None
     return Scope(None if user else (project or "."), command, force)
 
 
@@ -343,19 +363,21 @@ def harness_install(
     dry_run: DryRunOpt = False,
     command: CommandOpt = "sciontool",
     force: Annotated[
-        bool, typer.Option("--force", help="Replace another program in Codex's notify (it takes one).")
+        bool,
+        typer.Option("--force", help="Replace another program in Codex's notify (uninstall puts it back)."),
     ] = False,
+    backup: BackupOpt = False,
 ) -> None:
     """Merge hooks for every event the harness fires and its dialect maps into its settings.
 
-    Other settings and hooks stay as they were; a second run changes nothing; the
-    previous file is kept as FILE.bak.
+    Other settings and hooks stay as they were; a second run changes nothing; a run with
+    another --command replaces sciontool's hooks. Uninstall undoes exactly this.
     """
     from sciontool_py.harness import find_harness
     from sciontool_py.harness.apply import apply
 
     edits = find_harness(name).install(_scope(project, user, command, force))
-    typer.echo(apply(edits, dry_run), nl=False)
+    typer.echo(apply(edits, dry_run, backup), nl=False)
 
 
 @harness_app.command("uninstall")
@@ -365,13 +387,15 @@ def harness_uninstall(
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
     command: CommandOpt = "sciontool",
+    backup: BackupOpt = False,
 ) -> None:
-    """Remove exactly the hooks install added (found by their command); nothing else changes."""
+    """Remove exactly what install added: sciontool's hooks (found by their command, whatever
+    --command ran them), and the keys, file and folders install created; nothing else changes."""
     from sciontool_py.harness import find_harness
     from sciontool_py.harness.apply import apply
 
     edits = find_harness(name).uninstall(_scope(project, user, command))
-    typer.echo(apply(edits, dry_run), nl=False)
+    typer.echo(apply(edits, dry_run, backup), nl=False)
 
 
 @harness_app.command("show")
@@ -429,7 +453,12 @@ def run(args: list[str]) -> int:
     except Exception as exc:
         # Click's errors (typer vendors click, so match by shape, not class).
         if not hasattr(exc, "format_message"):
-            error_line(f"{_command_path(args)}: internal error: {type(exc).__name__}: {exc}")
+            from sciontool_py.fs import home_dir
+            from sciontool_py.log.writer import AgentLog
+
+            where = _command_path(args)
+            AgentLog(home_dir(), quiet=True).traceback(where, exc)
+            error_line(f"{where}: internal error: {type(exc).__name__}: {exc}")
             return 1
         if type(exc).__name__ == "NoArgsIsHelpError":
             # A group named without a command (`sciontool dialect`): its help is the answer,

@@ -1,8 +1,9 @@
 """The JSON codec that canonical events are read and written with: Go's bytes, two engines.
 
 ``GoCodec`` is pure stdlib (gojson) and is the reference; ``OrjsonCodec``
-gives the same bytes faster, leaving to gojson what orjson writes
-differently from Go (floats, integers past 2^53). ``normalize`` picks one
+gives the same bytes faster: orjson writes the value, with the numbers it
+writes differently from Go (some floats, integers past 2^53) handed to it
+as fragments that gojson formatted. ``normalize`` picks one
 with ``default_codec()``; tests pass either explicitly and compare.
 """
 
@@ -13,9 +14,9 @@ from sciontool_py.assistant import AssistantContent
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
-
-_EXACT_INT = 2**53  # beyond this Go's float64 changes the digits
+    from typing import Any
 
 
 class GoCodec:
@@ -26,14 +27,25 @@ class GoCodec:
     def loads(self, data: bytes) -> object:
         """Decode one JSON document as Go does (a byte of bad UTF-8 is U+FFFD); JSONError
         when Go would refuse it."""
-        return gojson.loads(gojson.decode_utf8(data))
+        return gojson.loads(gojson.decode_utf8(data), go_depth=True)
 
     def marshal(self, value: object) -> str:
         """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""
         return gojson.dumps(value)
 
+    def marshal_bytes(self, value: object) -> bytes:
+        """marshal, encoded (UTF-8)."""
+        return gojson.dumps(value).encode()
+
+    def payload_text(self, value: object) -> object:
+        """What event data holds for a payload field (tool_input, tool_output) whose value is
+        not a string: the text of marshal(value), which fields() writes as a JSON string. Here
+        the str itself; OrjsonCodec hands fields() that string already encoded."""
+        return gojson.dumps(value)
+
     def fields(self, data: dict[str, object]) -> bytes:
-        """A JSON object of strings, integers and booleans in data's own order (a Go struct)."""
+        """A JSON object of strings, integers and booleans in data's own order (a Go struct),
+        and of payload_text's values."""
         body = ",".join(f"{gojson.dumps(key)}:{_scalar(value)}" for key, value in data.items())
         return ("{" + body + "}").encode()
 
@@ -50,40 +62,51 @@ def _scalar(value: object) -> str:
     return gojson.dumps(value)
 
 
-def _go_safe(value: object) -> bool:
-    """True when orjson writes value exactly as Go does: no floats, no huge ints."""
+def _go_numbers(value: object, fragment: Callable[[str], object]) -> object:
+    """value itself when orjson writes it as Go does, else a copy in which each number it
+    would write differently is a fragment of Go's bytes: an integer past 2^53 (Go's float64
+    rounds it), and a float that is integral (orjson writes 100.0, Go 100) or outside
+    1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6 and
+    1e21). Other floats orjson writes in fixed notation with the shortest digits that read
+    back, as Go does. One walk whatever the values hold; the checks are inline, constants
+    literal: it runs on every tool payload."""
     kind = type(value)
     if kind is dict:
-        items: object = value.values()  # type: ignore[attr-defined]
+        items = value.items()  # type: ignore[attr-defined]
     elif kind is list:
-        items = value
+        items = enumerate(value)  # type: ignore[arg-type]
     else:
-        items = (value,)
-    for item in items:  # type: ignore[attr-defined]
+        return _go_numbers([value], fragment)[0]  # type: ignore[index]
+    copy: Any = None
+    for key, item in items:
         kind = type(item)
         if kind is str or kind is bool or item is None:
             continue
-        if kind is int:
-            if -_EXACT_INT <= item <= _EXACT_INT:
+        if kind is float:
+            if (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4) and not item.is_integer():
                 continue
-            return False
-        if (kind is dict or kind is list) and _go_safe(item):
-            continue
-        return False
-    return True
+            new = fragment(gojson.format_float(item))
+        elif kind is int:
+            if -9007199254740992 <= item <= 9007199254740992:  # 2^53
+                continue
+            new = fragment(gojson.format_float(float(item)))
+        else:
+            new = _go_numbers(item, fragment)
+            if new is item:
+                continue
+        if copy is None:
+            copy = dict(value) if type(value) is dict else list(value)  # type: ignore[call-overload]
+        copy[key] = new
+    return value if copy is None else copy
 
 
-def go_escape(data: bytes) -> bytes:
-    """Go's escapes that orjson does not write: < > & and U+2028/9."""
-    # Unconditional replaces: a `bytes` containment test costs more than a replace that finds nothing.
-    data = data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
-    if not data.isascii():
-        data = data.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
-    return data
+def lost_minus_zero(codec: GoCodec, line: bytes) -> bool:
+    """True when codec may have read a -0 in line as 0: orjson does, for the integer literal."""
+    return codec is not GO and b"-0" in line
 
 
 class OrjsonCodec(GoCodec):
-    """orjson where it gives Go's bytes (after go_escape), gojson where it does not."""
+    """orjson, with Go's escapes added and Go's bytes for the numbers it writes otherwise."""
 
     name = "orjson"
 
@@ -91,28 +114,52 @@ class OrjsonCodec(GoCodec):
         # orjson.loads itself, not a method around it: it runs once per line. Its ValueError
         # does not always mean Go refuses the line (lone surrogate escapes): callers ask
         # GoCodec.loads before they report an error.
+        # orjson also reads the integer literal -0 as 0 (Go: -0): see lost_minus_zero.
         self.loads = orjson.loads  # type: ignore[method-assign]
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
+        self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
 
-    def marshal(self, value: object) -> str:
-        if not _go_safe(value):
-            return gojson.dumps(value)
-        out: bytes = self._dumps(value, option=self._sort_keys)
-        text = out.decode()
-        if "<" in text or ">" in text or "&" in text or not text.isascii():
-            text = go_escape(out).decode()
-        return text
-
-    def fields(self, data: dict[str, object]) -> bytes:
-        if "assistant_content" in data:  # a struct orjson cannot write (rare: agent-end only)
-            return GoCodec.fields(self, data)
-        # go_escape inlined (a call per line shows), and unconditional: scanning the values
-        # first costs more than replaces that find nothing.
-        out: bytes = self._dumps(data)
+    def marshal_bytes(self, value: object) -> bytes:
+        # orjson writes the whole value; the few numbers it writes differently from Go go in
+        # as fragments of Go's bytes, so a float costs a fragment, not the stdlib encoder.
+        try:
+            out: bytes = self._dumps(_go_numbers(value, self._fragment), option=self._sort_keys)
+        except (TypeError, RecursionError):
+            # orjson stops at 255 levels (its error is a TypeError), the walk near Python's
+            # recursion limit; Go writes deeper values, and so does gojson.
+            return gojson.dumps(value).encode()
+        # Go's escapes that orjson does not write: < > & and U+2028/9.
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
         if not out.isascii():
             out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return out
+
+    def marshal(self, value: object) -> str:
+        return self.marshal_bytes(value).decode()
+
+    def payload_text(self, value: object) -> object:
+        # Go's json.Marshal of the string that holds marshal(value): nothing in it is left to
+        # escape (no control character, < > &, U+2028/9 or bad UTF-8) but quotes and
+        # backslashes. Written so on the bytes, the text is never decoded nor encoded again.
+        text = self.marshal_bytes(value)
+        return self._fragment(b'"%s"' % text.replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
+
+    def fields(self, data: dict[str, object]) -> bytes:
+        content = data.get("assistant_content")
+        if content is not None:  # the one struct (agent-end only), written by its own method
+            data = {**data, "assistant_content": self._fragment(content.to_json(self.marshal))}  # type: ignore[attr-defined]
+        # The escapes as in marshal_bytes, < > & unconditional: scanning the values first costs
+        # more than replaces that find nothing. U+2028/9 can only be in a non-ASCII str value
+        # (fragments are escaped already): looking for one there costs less than two searches
+        # of a long payload's bytes.
+        out: bytes = self._dumps(data)
+        out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+        if not out.isascii():
+            for value in data.values():
+                if type(value) is str and not value.isascii():
+                    out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+                    break
         return out
 
 

@@ -13,21 +13,26 @@ import os
 import sys
 
 VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the prompt
+# A tool name is kept whole up to this in state files (agent-info.json, session-metrics.json):
+# a longer one (a hostile envelope) would push a file past its 1 MiB cap and lose every other key.
+TOOL_NAME_LIMIT = 1024
 SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
-_escapes: dict[int, str] = {}
+_ESCAPES = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)},
+    **{c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)},
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+}
 
 
 def escape_controls(text: str) -> str:
     """text with control characters (C0, DEL, C1, U+2028/9) written as visible escapes."""
     if text.isprintable():  # the usual case, and no control character is printable
         return text
-    if not _escapes:
-        _escapes.update({c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)})
-        _escapes.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
-        _escapes.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-    return text.translate(_escapes)
+    return text.translate(_ESCAPES)
 
 
 def cut(text: str, limit: int = VALUE_LIMIT) -> str:
@@ -64,6 +69,30 @@ def ensure_std_fds() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+
+
+def write_stdout(text: str, wait: float) -> bool:
+    """Write text to stdout, waiting at most wait seconds for a reader; False when some of it
+    could not be written (a full pipe nobody reads, a closed stdout)."""
+    stream = sys.stdout
+    if stream is None:
+        return False
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        stream.flush()  # anything buffered goes first
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        _write_in_memory(stream, text, data)
+        return True
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
+            while data:
+                data = data[os.write(fd, data) :]
+        else:
+            data = _write_waiting(fd, data, wait)
+    except OSError:
+        return False
+    return not data
 
 
 def write_stderr(text: str, wait: float = 0.0) -> None:
@@ -104,7 +133,7 @@ def _write_in_memory(stream: object, text: str, data: bytes) -> None:
         pass
 
 
-def _write_waiting(fd: int, data: bytes, wait: float) -> None:
+def _write_waiting(fd: int, data: bytes, wait: float) -> bytes:
     # A pipe, socket or terminal: poll first, then write no more than fits without blocking.
     # O_NONBLOCK would do it, but the flag is shared with every process holding the pipe.
     import select
@@ -117,5 +146,6 @@ def _write_waiting(fd: int, data: bytes, wait: float) -> None:
     while data:
         ready = poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
         if not ready or ready[0][1] & failed:
-            return
+            return data  # what was not written
         data = data[os.write(fd, data[:_PIPE_BUF]) :]
+    return data

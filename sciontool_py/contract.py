@@ -14,20 +14,12 @@ from typing import TYPE_CHECKING
 
 from sciontool_py import gojson
 from sciontool_py.dialect.normalize import normalize
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import FixtureError, JSONError, SciontoolError
 
 if TYPE_CHECKING:
     from sciontool_py.dialect.spec import DialectSpec
 
 _ABSENT = object()
-
-
-class FixtureError(SciontoolError):
-    """A fixture file that cannot be used."""
-
-
-class FixtureMismatch(SciontoolError):
-    """The fixture's expectation and the dialect's result differ (one line per difference)."""
 
 
 class Fixture:
@@ -68,7 +60,7 @@ def load_fixture(path: str) -> Fixture:
     # Go decodes numbers as float64; feed the envelope through the same decoder.
     try:
         envelope = gojson.loads(json.dumps(data["envelope"]))
-    except gojson.JSONError as exc:
+    except JSONError as exc:
         raise FixtureError(f"{path}: envelope: {exc}") from None
     except RecursionError:
         raise FixtureError(f"{path}: envelope: nested too deeply") from None

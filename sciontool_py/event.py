@@ -64,6 +64,6 @@ def data_json(codec: GoCodec, data: dict[str, object], raw: dict[str, object] | 
     """The `data` object: its fields in struct order, then the envelope as `raw` (a map: keys sorted)."""
     out = codec.fields(in_struct_order(data))
     if raw:
-        raw_json = ('"raw":' + codec.marshal(raw)).encode()
+        raw_json = b'"raw":' + codec.marshal_bytes(raw)
         out = out[:-1] + (b"," if len(out) > 2 else b"") + raw_json + b"}"
     return out

@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sciontool_py.log.writer import AgentLog
+
 _DIALECT_OPTIONS = """\
   --dialect NAME        dialect to read the envelope with (default: claude, as in Scion)
   --dialect-file PATH   a dialect.yaml to use instead of a name
@@ -37,7 +39,9 @@ carries only the dialect's declared response. Exit 0, or 1 with a one-line
 error; never 2.
 
   ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
-  EVENT_NAME                             Scion's older form: the envelope {{"hook_event_name": EVENT_NAME}}
+  EVENT_NAME                             the event's name (Copilot CLI's form); a JSON object on stdin
+                                         is merged in, the name winning over its hook_event_name;
+                                         without one the envelope is {{"hook_event_name": EVENT_NAME}}
   JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
 
   --event NAME          the raw event name when the envelope carries none (agentino's
@@ -63,6 +67,7 @@ when no FILE is given, and for a FILE named -.
 """,
 }
 _VALUED = ("--dialect", "--dialect-file")
+RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
 
 
 class HelpRequested(Exception):
@@ -104,57 +109,60 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str]) -> None:
-    from sciontool_py.hook import read_stdin, run_hook
-    from sciontool_py.log import writer
+def hook_command(args: list[str], log: AgentLog) -> None:
+    from sciontool_py.hook import read_stdin, receive_named, run_hook
 
-    writer.set_quiet(True)  # the harness captures stderr; agent.log has every line
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
         from sciontool_py.status import report_status
 
-        report_status(positional[0], " ".join(positional[1:]))
+        report_status(positional[0], " ".join(positional[1:]), log)
         return
     if len(positional) > 1:
         raise SciontoolError(f"too many arguments ({HOOK_USAGE})")
-    # The envelope goes straight into run_hook, which drops it once decoded.
-    answer = run_hook(
+    dialect, dialect_file, event = (
         options.get("--dialect"),
         options.get("--dialect-file"),
-        _positional_envelope(positional[0]) if positional else read_stdin(),
-        options.get("--event"),
+        _go_text(options.get("--event")),
     )
+    undelivered = ""
+    if positional and not positional[0].lstrip().startswith("{"):
+        # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log)
+    else:
+        # A JSON object argument is the envelope itself (Codex's notify); a broken one is
+        # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
+        answer = run_hook(
+            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), log, event
+        )
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
-        sys.stdout.write(answer.response)
-        sys.stdout.flush()
-    from sciontool_py.fs import home_dir
+        from sciontool_py.console import write_stdout
+
+        # Bounded: a response larger than the pipe holds, with nobody reading, blocked forever.
+        if not write_stdout(answer.response, RESPONSE_WAIT_SECONDS):
+            undelivered = (
+                f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
+            )
     from sciontool_py.telemetry import after_answer
 
-    after_answer(home_dir(), answer)  # once answered: the export happens where the harness does not wait
-    if answer.failure:
-        raise SciontoolError(answer.failure)
+    after_answer(log, answer)  # once answered: the export happens where the harness does not wait
+    if answer.failure or undelivered:
+        raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 
 
-def _positional_envelope(arg: str) -> bytes:
-    """A JSON object is the envelope itself (Codex's notify passes it as its last argument);
-    anything else is Scion's `hook EVENT_NAME` form."""
-    from sciontool_py import gojson
+def _go_text(arg: str | None) -> str | None:
+    """An argument as Go reads it: each byte that is not UTF-8 is U+FFFD (Python keeps it as a
+    surrogate, which would reach agent.log as the raw byte)."""
+    if arg is None or arg.isascii():
+        return arg
+    from sciontool_py.gojson import decode_utf8
 
-    if arg.lstrip().startswith("{"):
-        try:
-            if isinstance(gojson.loads(arg), dict):
-                return os.fsencode(arg)
-        except gojson.JSONError:
-            pass
-    return gojson.dumps({"hook_event_name": arg}).encode()
+    return decode_utf8(os.fsencode(arg))
 
 
-def status_command(args: list[str]) -> None:
-    from sciontool_py.log import writer
+def status_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.status import report_status
-
-    writer.set_quiet(True)  # as hook: agent.log has the line
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)
@@ -163,10 +171,10 @@ def status_command(args: list[str]) -> None:
     args = args[:cut] + args[cut + 1 :]
     if not args or (cut > 0 and args[0].startswith("-")):
         raise SciontoolError(f"missing status type ({STATUS_USAGE})")
-    report_status(args[0], " ".join(args[1:]))
+    report_status(args[0], " ".join(args[1:]), log)
 
 
-def normalize_command(args: list[str]) -> None:
+def normalize_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.dialect.discover import resolve
     from sciontool_py.dialect.stream import normalize_files
 
@@ -175,21 +183,30 @@ def normalize_command(args: list[str]) -> None:
     normalize_files(spec, files, "--raw" in options)
 
 
-COMMANDS: dict[str, Callable[[list[str]], None]] = {
+COMMANDS: dict[str, Callable[[list[str], AgentLog], None]] = {
     "hook": hook_command,
     "status": status_command,
     "normalize": normalize_command,
 }
 
 
-def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> int:
+def guarded(
+    command: str, run: Callable[[list[str], AgentLog], None], args: list[str], log: AgentLog | None = None
+) -> int:
     """Run a command so that no input can make it exit 2 or print a traceback.
 
     Exit 2 means "block this tool call" to Claude-family harnesses; the hook
-    only observes, so every failure is a one-line message and exit 1.
+    only observes, so every failure is a one-line message and exit 1; an
+    internal error's traceback goes to agent.log at DEBUG. log: the command's
+    agent.log (by default HOME's, quiet: the harness captures stderr).
     """
+    if log is None:
+        from sciontool_py.fs import home_dir
+        from sciontool_py.log.writer import AgentLog
+
+        log = AgentLog(home_dir(), quiet=True)
     try:
-        run(args)
+        run(args, log)
     except HelpRequested:
         sys.stdout.write(HELP[command])
         return 0
@@ -203,6 +220,7 @@ def guarded(command: str, run: Callable[[list[str]], None], args: list[str]) -> 
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         return 1
     except Exception as exc:  # last line of defence for an observer
+        log.traceback(f"sciontool {command}", exc)
         error_line(f"sciontool {command}: internal error: {type(exc).__name__}: {exc}")
         return 1
     return 0

@@ -21,6 +21,7 @@ import os
 import time
 
 from sciontool_py import gojson
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def read_json_file(root: str, rel: str) -> tuple[dict[str, object], str]:
         value = gojson.loads(gojson.decode_utf8(data), go_depth=True)
     except OSError as exc:
         return {}, f"reading {failure(exc)}"
-    except gojson.JSONError as exc:
+    except JSONError as exc:
         return {}, f"parsing {os.path.join(root, rel)}: {exc}"
     if not isinstance(value, dict):
         return {}, f"parsing {os.path.join(root, rel)}: not a JSON object"
@@ -342,14 +343,16 @@ class StateLock(_Held):
     Scion's Go handlers read, change and write agent-info.json and
     agent-limits.json without a cross-process lock, so two hooks at once can
     lose an update.  flock on the folder itself needs no extra file.  A
-    holder never delays the hook more than LOCK_WAIT_SECONDS: after that the
-    work is done without the lock, as Scion does it, and given_up says why
-    (for the caller's WARN line).  When the folder cannot be opened the lock
-    is skipped: locking must never be the reason a hook fails.
+    holder never delays the hook more than `wait` seconds (polled every 10 ms,
+    as FileLock is): after that the work is done without the lock, as Scion
+    does it, and given_up says why (for the caller's WARN line).  When the
+    folder cannot be opened the lock is skipped: locking must never be the
+    reason a hook fails.
     """
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, wait: float = LOCK_WAIT_SECONDS) -> None:
         self.folder = folder
+        self.wait = wait
         self.fd = -1
         self.given_up = ""
 
@@ -359,12 +362,10 @@ class StateLock(_Held):
         except OSError:
             return self
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not _wait_for_lock(self.fd, LOCK_WAIT_SECONDS):
+            if not _poll_for_lock(self.fd, self.wait):
                 self.given_up = (
                     f"State lock on {self.folder} still held by another process after "
-                    f"{LOCK_WAIT_SECONDS:g}s; updating state without it"
+                    f"{self.wait:g}s; updating state without it"
                 )
         except OSError:
             pass  # a file system without flock: work unlocked, as Scion always does
@@ -404,45 +405,6 @@ class FileLock(_Held):
             raise _named(exc, self.path) from None
         self.fd = fd
         return self
-
-
-class _LockTimeout(Exception):
-    pass
-
-
-def _raise_lock_timeout(signum: int, frame: object) -> None:
-    raise _LockTimeout
-
-
-def _wait_for_lock(fd: int, seconds: float) -> bool:
-    """Block on the lock for at most seconds; True when it was taken.
-
-    A blocking flock that an alarm interrupts: waiters are woken the moment
-    the lock is free, which polling would not do under heavy contention.
-    """
-    try:
-        previous = _signal.signal(_signal.SIGALRM, _raise_lock_timeout)
-    except ValueError:  # not the main thread: no alarm here, so poll
-        return _poll_for_lock(fd, seconds)
-    taken = False
-    try:
-        try:
-            _signal.setitimer(_signal.ITIMER_REAL, seconds)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            taken = True
-        finally:
-            _signal.setitimer(_signal.ITIMER_REAL, 0)
-    except _LockTimeout:
-        pass
-    # The timer fires once; if it fired just as the lock was taken, signal.signal
-    # runs the pending handler first, and the second call restores for good.
-    for _ in range(2):
-        try:
-            _signal.signal(_signal.SIGALRM, _signal.SIG_DFL if previous is None else previous)
-            break
-        except _LockTimeout:
-            pass
-    return taken
 
 
 def _poll_for_lock(fd: int, seconds: float) -> bool:

@@ -14,16 +14,12 @@ from __future__ import annotations
 from _json import encode_basestring as _encode_str
 from _json import make_scanner as _make_scanner
 
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator
-
-
-class JSONError(SciontoolError, ValueError):
-    """The input is not JSON that Go's decoder would accept."""
 
 
 def _number(text: str) -> float:
@@ -49,16 +45,12 @@ class _Context:
 
 
 _scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
-_surrogate_pattern: re.Pattern[str] | None = None
 
 
 def _lone_surrogate() -> re.Pattern[str]:
-    global _surrogate_pattern
-    if _surrogate_pattern is None:
-        import re
+    import re  # only here: the hook's usual path never needs it
 
-        _surrogate_pattern = re.compile("[\ud800-\udfff]")
-    return _surrogate_pattern
+    return re.compile("[\ud800-\udfff]")  # compiled once: re keeps its own cache
 
 
 def _explain(text: str) -> str:
@@ -81,6 +73,8 @@ def loads(text: str, go_depth: bool = False) -> object:
     go_depth decodes deeper documents as Go does, up to its 10 000 levels,
     with a slower iterative parser (state files, capped at 1 MiB, ask for it).
     """
+    if "\\ud" in text or "\\uD" in text:
+        text = _replace_surrogate_escapes(text)
     try:
         value, end = _scan(text, _skip_ws(text, 0))
     except RecursionError:
@@ -96,14 +90,20 @@ def loads(text: str, go_depth: bool = False) -> object:
     end = _skip_ws(text, end)
     if end != len(text):
         raise JSONError(_explain(text))
+    return value
+
+
+def first_value(text: str) -> object:
+    """The JSON value text starts with (after whitespace), as loads decodes it; what follows
+    it is ignored. JSONError when text does not start with a complete value."""
     if "\\ud" in text or "\\uD" in text:
-        # Go replaces an unpaired UTF-16 escape with U+FFFD while decoding.
-        try:
-            value = _replace_surrogates(value)
-        except RecursionError:  # the scanner got deeper than Python recursion goes
-            if go_depth:
-                return _loads_deep(text)
-            raise JSONError("invalid JSON: nested too deeply") from None
+        text = _replace_surrogate_escapes(text)
+    try:
+        value, _ = _scan(text, _skip_ws(text, 0))
+    except RecursionError:
+        raise JSONError("invalid JSON: nested too deeply") from None
+    except (StopIteration, ValueError, SystemError):
+        raise JSONError("invalid JSON") from None
     return value
 
 
@@ -136,47 +136,55 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-def _replace_surrogates(value: object) -> object:
-    if isinstance(value, str):
-        return _lone_surrogate().sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_lone_surrogate().sub("\ufffd", k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
+_escape_pattern: re.Pattern[str] | None = None
+
+
+def _replace_surrogate_escapes(text: str) -> str:
+    """text with each unpaired UTF-16 escape written \\ufffd, as Go's decoder reads it.
+
+    Done on the text, before decoding: keys that become equal then collide as Go's do
+    (the last wins), and no walk over the decoded value limits its depth.  Left to
+    right, an escaped backslash is consumed whole, so `\\\\ud800` (a backslash, then
+    the letters) is left alone.
+    """
+    global _escape_pattern
+    if _escape_pattern is None:
+        import re
+
+        pair = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+        _escape_pattern = re.compile(rf"\\\\|{pair}|\\u[dD][89a-fA-F][0-9a-fA-F]{{2}}")
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group()
+        return token if len(token) != 6 else "\\ufffd"
+
+    return _escape_pattern.sub(one, text)
 
 
 def format_float(value: float) -> str:
     """Format a float64 as Go's encoding/json does.
 
     Go writes the shortest digits that read back as the same float64 (repr
-    finds the same ones): plain decimal for 1e-6 <= |x| < 1e21, otherwise
-    exponent form without leading zeros in the exponent (1e-7, 1e+21).
+    finds the same ones): plain decimal for 1e-6 <= |x| < 1e21 (and zero, -0
+    kept), otherwise exponent form without leading zeros in the exponent
+    (1e-7, 1e+21).
     """
-    if value != value or value in (float("inf"), float("-inf")):
-        raise JSONError("NaN and infinite numbers have no JSON form")
-    if value == 0:
-        return "-0" if str(value)[0] == "-" else "0"
+    text = repr(value)  # the shortest digits; fixed notation for 1e-4 <= |x| < 1e16 and zero
+    if "e" not in text:
+        if "n" in text:
+            raise JSONError("NaN and infinite numbers have no JSON form")  # inf, nan
+        return text[:-2] if text.endswith(".0") else text  # Go writes no ".0"
+    mantissa, _, exp_text = text.partition("e")
+    exponent = int(exp_text)
+    if exponent < -6 or exponent >= 21:  # |x| < 1e-6 or >= 1e21: Go's exponent form too
+        return text.replace("e-0", "e-")  # repr's "1e-07" is Go's "1e-7"; "1e+21" as it is
+    # Go's fixed notation where repr has an exponent: the digits, the point after `point` of them.
     sign = "-" if value < 0 else ""
-    # repr writes "ddd.ddd" or "d.ddde-XX"; keep its significant digits and where the point falls.
-    mantissa, _, exp_text = repr(abs(value)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    if frac == "0":
-        frac = ""  # repr's "100.0"
-    all_digits = whole + frac
-    significant = all_digits.lstrip("0")  # "0.00123" -> "123"
-    # The decimal point follows the first `point` significant digits (point <= 0: zeros come first).
-    point = len(whole) + int(exp_text or 0) - (len(all_digits) - len(significant))
-    digits = significant.rstrip("0") or "0"
-    if abs(value) < 1e-6 or abs(value) >= 1e21:
-        exponent = point - 1
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent)}"
-    if point <= 0:
+    digits = mantissa.lstrip("-").replace(".", "")
+    point = exponent + 1
+    if point <= 0:  # 1e-6 <= |x| < 1e-4
         return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return f"{sign}{digits[:point]}.{digits[point:]}"
+    return sign + digits + "0" * (point - len(digits))  # 1e16 <= |x| < 1e21: integral
 
 
 def _string(value: str) -> str:

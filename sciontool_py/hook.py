@@ -1,4 +1,8 @@
-"""`sciontool hook`: one envelope in, canonical event through the handlers."""
+"""`sciontool hook`: one envelope in, canonical event through the handlers.
+
+apply_event is the one orchestration of the handlers: the hook, the agentino
+callbacks and `sciontool status` (whose status event it also takes) all run it.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,11 @@ import sys
 from sciontool_py import gojson
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
-from sciontool_py.errors import EventError
-from sciontool_py.fs import StateLock, failure, home_dir
+from sciontool_py.errors import EventError, JSONError
+from sciontool_py.fs import StateLock, failure
 from sciontool_py.handlers import agent_info, agent_log
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
-from sciontool_py.log import writer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.truth import Truth
+    from sciontool_py.log.writer import AgentLog
 
 
 def parse_envelope(data: bytes) -> object:
@@ -30,8 +34,8 @@ def parse_envelope(data: bytes) -> object:
     if not text.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
-        return gojson.loads(text)
-    except gojson.JSONError as exc:
+        return gojson.loads(text, go_depth=True)  # Go's 10,000 levels, not the C scanner's 1,000
+    except JSONError as exc:
         raise EventError(f"envelope: {exc}") from None
 
 
@@ -40,7 +44,7 @@ def hub_configured() -> bool:
 
 
 def apply_event(
-    home: str,
+    log: AgentLog,
     event: CanonicalEvent,
     input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
@@ -53,12 +57,13 @@ def apply_event(
     that cannot be written must not also cost the agent.log line, the limit
     count or the hub report.  Returns the failures, one line each.
     """
+    home = log.home
     limits = configured_limits()
     counts: dict[str, object] | None = None
     failures: list[str] = []
     with StateLock(home) as lock:
         if lock.given_up:
-            writer.write_line(home, "", lock.given_up, level="WARN")
+            log.write("", lock.given_up, level="WARN")
         info = agent_info.read(home)
         ignored = ""
         if truth is None:
@@ -72,23 +77,23 @@ def apply_event(
         tag, message = agent_log.describe(event)
         if truth is not None:
             tag, message = truth.describe(event, tag, message)
-        writer.write_line(home, tag, message, level=agent_log.level_of(event))
+        log.write(tag, message, level=agent_log.level_of(event))
         if ignored:
-            writer.write_line(home, "", ignored, level="DEBUG")
+            log.debug(ignored)
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         local = dict(info) if truth is not None else None
         if limits:
-            counts, exceeded = count_event(home, event.name, limits)
+            counts, exceeded = count_event(home, event.name, limits, log)
             if exceeded:
                 agent_info.set_activity(info, "limits_exceeded")
                 _attempt(failures, agent_info.write, home, info)
-                writer.write_line(home, "LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
-                write_trigger(home, exceeded)
+                log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
+                write_trigger(exceeded, log)
     if hub_configured() and not ignored:  # an ignored event is not news for the hub either
         from sciontool_py.handlers.hub_update import report_to_hub
 
-        report_to_hub(home, event, activity, event.text("tool_name") in input_tools, counts, local)
+        report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts, local)
     return failures
 
 
@@ -120,13 +125,13 @@ def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -
         failures.append(failure(exc))
 
 
-def log_failures(home: str, failures: list[str]) -> str:
+def log_failures(log: AgentLog, failures: list[str]) -> str:
     """Log what could not be written (Scion's wording); the message the call fails with ('' when
     everything was written)."""
     if not failures:
         return ""
     message = "cannot update agent state: " + "; ".join(failures)
-    writer.write_line(home, "", f"Hook processing failed: {message}", level="ERROR")
+    log.write("", f"Hook processing failed: {message}", level="ERROR")
     return message
 
 
@@ -142,7 +147,7 @@ class Answer:
         self.failure = failure
 
 
-def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -> Answer:
+def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None) -> Answer:
     """The receiver's pipeline for one decoded envelope: normalize, then every handler.
 
     event_name is the raw event name when the envelope carries none. Raises EventError
@@ -158,8 +163,7 @@ def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    home = home_dir()
-    failure = log_failures(home, apply_event(home, event, input_tools, resumes, truth))  # type: ignore[arg-type]
+    failure = log_failures(log, apply_event(log, event, input_tools, resumes, truth))  # type: ignore[arg-type]
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
@@ -167,19 +171,38 @@ def receive(spec: DialectSpec, payload: object, event_name: str | None = None) -
 
 
 def run_hook(
-    dialect: str | None, dialect_file: str | None, data: bytes, event_name: str | None = None
+    dialect: str | None, dialect_file: str | None, data: bytes, log: AgentLog, event_name: str | None = None
 ) -> Answer:
     """Process one envelope's bytes (empty: Scion's no-op)."""
     if not data:
         return Answer(None)
     payload = parse_envelope(data)
     del data  # the caller passed its only reference: a huge envelope is not held twice
-    return receive(resolve(dialect, dialect_file), payload, event_name)
+    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+
+
+def receive_named(
+    dialect: str | None, dialect_file: str | None, name: str, event_name: str | None, log: AgentLog
+) -> Answer:
+    """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
+    over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
+    from sciontool_py.stdin import Ignored, read_optional_object
+
+    payload = read_optional_object()
+    if isinstance(payload, Ignored):
+        if payload.reason not in ("stdin is empty", "no stdin"):
+            log.debug(f"hook {name}: {payload.reason}; using the event name alone")
+        payload = {}
+    payload["hook_event_name"] = name
+    return receive(resolve(dialect, dialect_file), payload, log, event_name)
 
 
 def read_stdin() -> bytes:
-    """Stdin's bytes; nothing when it is a terminal (Scion treats that as a no-op)."""
+    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
+    that as a no-op)."""
+    from sciontool_py.stdin_envelope import read_envelope
+
     stdin = sys.stdin
     if stdin is None or stdin.isatty():
         return b""
-    return stdin.buffer.read()
+    return read_envelope(stdin.buffer)

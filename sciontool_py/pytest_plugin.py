@@ -102,7 +102,8 @@ class FixtureFile(pytest.File):
 
 class FixtureItem(pytest.Item):
     def runtest(self) -> None:
-        from sciontool_py.contract import FixtureMismatch, check_fixture
+        from sciontool_py.contract import check_fixture
+        from sciontool_py.errors import FixtureMismatch
 
         problems = check_fixture(self.config.stash[_CHOOSER], str(self.path))
         if problems:
@@ -111,7 +112,7 @@ class FixtureItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
-        from sciontool_py.contract import FixtureMismatch
+        from sciontool_py.errors import FixtureMismatch
 
         if isinstance(excinfo.value, FixtureMismatch):
             return str(excinfo.value)

@@ -77,6 +77,15 @@ ACTIVITY_FOR_EVENT = {
     "response-complete": "completed",
     "notification": "waiting_for_input",
 }
+# `sciontool status TYPE`: the event it puts through the hook's handlers (never a dialect's),
+# and per type the activity it sets, its default message and its agent.log prefix.
+STATUS_EVENT = "status"
+STATUS_TYPES = {
+    "ask_user": ("waiting_for_input", "Input requested", "Agent requested input"),
+    "blocked": ("blocked", "Agent is blocked", "Agent blocked"),
+    "task_completed": ("completed", "Task completed", "Agent completed task"),
+    "limits_exceeded": ("limits_exceeded", "Agent limits exceeded", "Agent limits exceeded"),
+}
 # Lifecycle event -> phase.
 PHASE_FOR_EVENT = {
     "pre-start": "starting",

@@ -28,6 +28,9 @@ SESSIONS = (
     ("gemini-cli-0.61.0", "headless-tool-call.jsonl", "gemini"),
     ("codex-0.171.0", "exec-tool-call.jsonl", "codex"),
     ("opencode-1.18.33", "run-tool-call.plugin-envelopes.jsonl", "opencode"),
+    ("copilot-1.0.102", "prompt-echo-hi.jsonl", "copilot"),
+    ("qwen-code-0.24.4", "headless-echo-hi.jsonl", "qwen-code"),
+    ("droid-0.225.2", "exec-echo-hi.jsonl", "droid"),
 )
 
 
@@ -41,6 +44,13 @@ def lines(capture: str, session: str) -> list[str]:
     return (CAPTURES / capture / session).read_text(encoding="utf-8").splitlines()
 
 
+def event_names(capture: str, session: str) -> list[str] | None:
+    """The event each line was sent for, when the envelopes name none (Copilot passes it on
+    the hook's command line): SESSION.events beside the capture, one name a line."""
+    path = CAPTURES / capture / session.replace(".jsonl", ".events")
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else None
+
+
 def fixture_paths(capture: str, session: str, dialect: str) -> dict[str, Path]:
     """Each distinct line of a session -> the fixture that holds it."""
     from sciontool_py import gojson
@@ -48,10 +58,12 @@ def fixture_paths(capture: str, session: str, dialect: str) -> dict[str, Path]:
 
     spec = shipped(dialect)
     stem = session.removesuffix(".jsonl").removesuffix(".plugin-envelopes")
+    names = event_names(capture, session)
     out: dict[str, Path] = {}
     for number, line in enumerate(lines(capture, session), 1):
         if line not in out:
-            raw = raw_event_name(spec, gojson.loads(line))  # type: ignore[arg-type]
+            fallback = names[number - 1] if names else None
+            raw = raw_event_name(spec, gojson.loads(line), fallback)  # type: ignore[arg-type]
             out[line] = REPO / "fixtures" / dialect / f"{capture}-{stem}-{number:02}-{raw}.json"
     return out
 
@@ -67,12 +79,18 @@ def main(argv: list[str]) -> int:
     written = kept = 0
     for capture, session, dialect in SESSIONS:
         spec = shipped(dialect)
+        names = event_names(capture, session)
+        numbered = {line: n for n, line in reversed(list(enumerate(lines(capture, session))))}
         for line, path in fixture_paths(capture, session, dialect).items():
             if path.exists() and not force:
                 kept += 1
                 continue
-            event = normalize(spec, gojson.loads(line))  # numbers as Go reads them
-            document = {"envelope": json.loads(line), "expect": json.loads(event.to_json())}
+            name = names[numbered[line]] if names else None
+            event = normalize(spec, gojson.loads(line), fallback_name=name)  # numbers as Go reads them
+            document: dict[str, object] = {"envelope": json.loads(line)}
+            if name is not None:
+                document["event"] = name
+            document["expect"] = json.loads(event.to_json())
             path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             print(f"wrote {path.relative_to(REPO)}")
             written += 1

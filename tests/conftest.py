@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -109,17 +109,6 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return folder
 
 
-@pytest.fixture(autouse=True)
-def fresh_log_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with the process-wide log settings a new process has: `hook` and
-    `status` turn the stderr mirror off, and SCION_LOG_LEVEL is read once per process."""
-    from sciontool_py.log import level as log_level
-    from sciontool_py.log import writer
-
-    monkeypatch.setattr(writer, "_quiet", False)
-    monkeypatch.setattr(log_level, "_spec", None)
-
-
 def event(name: str, raw_name: str = "", dialect: str = "core-agent", **data: object) -> CanonicalEvent:
     """A canonical event as a dialect would produce it (raw name defaults to the name)."""
     return CanonicalEvent(name, raw_name or name, dialect, data, {})
@@ -200,9 +189,9 @@ class Agent:
             self.env.pop(name, None)
 
     def run(
-        self, *args: str, stdin: bytes | str | dict[str, object] = b"", **env: str
+        self, *args: str, stdin: bytes | str | Mapping[str, object] = b"", **env: str
     ) -> subprocess.CompletedProcess[bytes]:
-        if isinstance(stdin, dict):
+        if isinstance(stdin, Mapping):
             stdin = json.dumps(stdin)
         if isinstance(stdin, str):
             stdin = stdin.encode()
@@ -215,7 +204,7 @@ class Agent:
         )
 
     def hook(
-        self, envelope: dict[str, object] | str | bytes, *args: str, **env: str
+        self, envelope: Mapping[str, object] | str | bytes, *args: str, **env: str
     ) -> subprocess.CompletedProcess[bytes]:
         return self.run("hook", *args, stdin=envelope, **env)
 

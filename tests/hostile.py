@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -163,7 +163,7 @@ class Machine:
         self.env.update(HOME=str(self.home), SCIONTOOL_CACHE_DIR=str(self.cache), HOSTILE_TMP=str(self.tmp))
         self.seed()
 
-    def seed(self, info: dict[str, object] | None = None) -> None:
+    def seed(self, info: Mapping[str, object] | None = None) -> None:
         (self.home / "agent-info.json").write_text(json.dumps(info or SEED, indent=2))
         self.protect()
 
@@ -184,7 +184,7 @@ class Machine:
 
     def start(
         self,
-        stdin: dict[str, object] | bytes,
+        stdin: Mapping[str, object] | bytes,
         *args: str,
         command: str = "hook",
         redirect: str = "",
@@ -196,7 +196,7 @@ class Machine:
 
         With measure, the run's peak RSS and CPU time are measured (through a small parent process).
         """
-        data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
+        data = json.dumps(stdin).encode() if not isinstance(stdin, bytes) else stdin
         n = len(list(self.runs.iterdir()))
         stdin_file = self.runs / f"{n}.in"
         stdin_file.write_bytes(data)
@@ -246,11 +246,15 @@ class Machine:
         return run
 
     def run(
-        self, stdin: dict[str, object] | bytes, *args: str, within: float = RETURN_WITHIN, **options: object
+        self,
+        stdin: Mapping[str, object] | bytes,
+        *args: str,
+        within: float = RETURN_WITHIN,
+        **options: object,
     ) -> Run:
         return self.wait(self.start(stdin, *args, **options), within)  # type: ignore[arg-type]
 
-    def hook(self, stdin: dict[str, object] | bytes, *args: str, **options: object) -> Run:
+    def hook(self, stdin: Mapping[str, object] | bytes, *args: str, **options: object) -> Run:
         return self.run(stdin, "--dialect=core-agent", *args, **options)
 
     def settled(self, keys: Iterable[str] = ("keep",), planted: Iterable[str] = ()) -> dict[str, object]:

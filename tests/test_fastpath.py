@@ -13,6 +13,7 @@ from conftest import FIXTURES, log_entries, read_info
 
 from sciontool_py import fastpath
 from sciontool_py.errors import SciontoolError
+from sciontool_py.log.writer import TRACEBACK_LIMIT, AgentLog
 
 TOOL_START = b'{"hook_event_name": "tool-start", "tool_name": "ls"}'
 
@@ -187,7 +188,7 @@ def test_normalize_with_raw_and_files(home: Path, tmp_path: Path, monkeypatch: p
 
 
 def guarded(command: str, error: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    def fail(args: list[str]) -> None:
+    def fail(args: list[str], log: AgentLog) -> None:
         raise error
 
     code = fastpath.guarded(command, fail, [])
@@ -203,6 +204,39 @@ def test_an_unexpected_exception_is_an_internal_error_in_one_line(capsys: pytest
         1,
         "sciontool hook: internal error: ZeroDivisionError: boom\n",
     )
+
+
+def test_an_internal_errors_traceback_is_in_agent_log_at_debug_and_the_user_sees_one_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def inner() -> None:
+        raise ZeroDivisionError("boom")
+
+    def fail(args: list[str], log: AgentLog) -> None:
+        inner()
+
+    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
+    assert fastpath.guarded("hook", fail, []) == 1
+    assert capsys.readouterr().err == "sciontool hook: internal error: ZeroDivisionError: boom\n"
+    [(level, tag, message)] = log_entries(home)
+    assert (level, tag) == ("DEBUG", None)
+    assert message.startswith("sciontool hook: internal error: Traceback (most recent call last):\\n")
+    assert "in inner\\n" in message and message.endswith("ZeroDivisionError: boom")
+
+
+def test_without_debug_an_internal_error_leaves_agent_log_alone(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert guarded("status", ZeroDivisionError("boom"), capsys)[0] == 1
+    assert log_entries(home) == []
+
+
+def test_a_traceback_in_agent_log_is_bounded(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
+    AgentLog(str(home)).traceback("sciontool hook", ValueError("x" * 100_000))
+    [(_, _, message)] = log_entries(home)
+    assert message.startswith("sciontool hook: internal error: ...") and message.endswith("x" * 1000)
+    assert len(message.encode()) < TRACEBACK_LIMIT + 100
 
 
 def test_an_interrupt_is_exit_1_and_silent(capsys: pytest.CaptureFixture[str]) -> None:

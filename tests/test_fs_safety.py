@@ -13,6 +13,7 @@ import pytest
 from conftest import HANG_BOUND, TIMED
 
 from sciontool_py import console, fs, gojson
+from sciontool_py.errors import JSONError
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 
@@ -101,18 +102,17 @@ def hold(folder: Path) -> int:
 def test_the_lock_gives_up_after_its_bound_in_the_main_thread_and_in_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fs, "LOCK_WAIT_SECONDS", 0.3)
     holder = hold(tmp_path)
     try:
         results: list[tuple[str, float]] = []
 
         def take() -> None:
             started = time.monotonic()
-            with fs.StateLock(str(tmp_path)) as lock:
+            with fs.StateLock(str(tmp_path), wait=0.3) as lock:
                 results.append((lock.given_up, time.monotonic() - started))
 
-        take()  # the main thread: an alarm interrupts the blocking flock
-        worker = threading.Thread(target=take)  # no signals there: polling
+        take()  # the main thread
+        worker = threading.Thread(target=take)  # and another, where no signal could be handled
         worker.start()
         worker.join(HANG_BOUND)
     finally:
@@ -141,15 +141,15 @@ def test_the_lock_is_taken_when_the_holder_lets_go_in_time(tmp_path: Path) -> No
 
 def test_go_depth_decoding_and_deep_encoding() -> None:
     deep = "[" * 5000 + '"\\ud800"' + "]" * 5000
-    with pytest.raises(gojson.JSONError, match="nested too deeply"):
+    with pytest.raises(JSONError, match="nested too deeply"):
         gojson.loads(deep)  # envelopes keep the fast scanner's limit
     value = gojson.loads(deep, go_depth=True)
     assert gojson.dumps(value) == "[" * 5000 + '"\ufffd"' + "]" * 5000  # as Go writes it back
     assert gojson.loads("[" * 10_000 + "]" * 10_000, go_depth=True) is not None
-    with pytest.raises(gojson.JSONError, match="exceeded max depth of 10000"):
+    with pytest.raises(JSONError, match="exceeded max depth of 10000"):
         gojson.loads("[" * 10_001 + "]" * 10_001, go_depth=True)
     for bad in ("[1,]", "[01]", "[1.]", '{"a" 1}', "[1] x", "[NaN]", "["):
-        with pytest.raises(gojson.JSONError):
+        with pytest.raises(JSONError):
             gojson.loads("[" * 2000 + bad + "]" * 2000, go_depth=True)
 
 

@@ -26,7 +26,6 @@ import pytest
 from conftest import REPO, TIMED
 
 from sciontool_py import fastpath
-from sciontool_py.log import writer
 
 GOLDEN = REPO / "tests" / "data" / "go-golden"
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
@@ -124,7 +123,6 @@ def test_every_response_is_gos(corpus: Corpus, tmp_path: Path, monkeypatch: pyte
         monkeypatch.setenv(name, value)
     for name in [k for k in os.environ if k.startswith("SCION")]:
         monkeypatch.delenv(name)
-    monkeypatch.setattr(writer, "_quiet", False)  # the hook sets it; restored afterwards
     (tmp_path / "home").mkdir()
     tally = Tally()
     for name in corpus.names:

@@ -3,6 +3,7 @@
 import pytest
 
 from sciontool_py import gojson
+from sciontool_py.errors import JSONError
 
 
 @pytest.mark.parametrize(
@@ -68,10 +69,10 @@ def test_indent_matches_marshal_indent() -> None:
 
 @pytest.mark.parametrize("text", ["NaN", "[Infinity]", "1e999", "{} x", "", "[1,]", '"\x00"'])
 def test_what_go_refuses_is_refused(text: str) -> None:
-    with pytest.raises(gojson.JSONError):
+    with pytest.raises(JSONError):
         gojson.loads(text)
 
 
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
-    with pytest.raises(gojson.JSONError, match="nested too deeply"):
+    with pytest.raises(JSONError, match="nested too deeply"):
         gojson.loads("[" * 100_000 + "]" * 100_000)

@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, HubServer, event, log_entries, read_info
 
+from sciontool_py import hook as hook_module
 from sciontool_py.errors import DialectError, EventError, SciontoolError
+from sciontool_py.fs import home_dir
 from sciontool_py.handlers import limits
-from sciontool_py.hook import apply_event, parse_envelope, run_hook
+from sciontool_py.hook import apply_event, parse_envelope
+from sciontool_py.log.writer import AgentLog
+
+
+def run_hook(
+    dialect: str | None, dialect_file: str | None, data: bytes, event_name: str | None = None
+) -> hook_module.Answer:
+    """hook.run_hook with the agent.log an entry point makes for HOME."""
+    return hook_module.run_hook(dialect, dialect_file, data, AgentLog(home_dir()), event_name)
 
 
 def hook(envelope: dict[str, object], dialect: str = "core-agent") -> str:
@@ -97,14 +107,14 @@ def test_bad_input_changes_nothing(home: Path) -> None:
 
 
 def test_an_event_that_changes_no_activity_writes_no_agent_info(home: Path) -> None:
-    assert apply_event(str(home), event("compaction"), []) == []
+    assert apply_event(AgentLog(str(home)), event("compaction"), []) == []
     assert log_entries(home) == [("INFO", "working", "Event: compaction")]
     assert not (home / "agent-info.json").exists()
 
 
 def test_unwritable_agent_info_is_a_failure_but_the_other_handlers_run(home: Path) -> None:
     (home / "agent-info.json").mkdir()
-    failures = apply_event(str(home), event("agent-start", prompt="fix it"), [])
+    failures = apply_event(AgentLog(str(home)), event("agent-start", prompt="fix it"), [])
     assert failures == [f"{home / 'agent-info.json'}: Is a directory"]
     assert log_entries(home) == [("INFO", "thinking", "Agent turn started")]
     assert (home / "prompt.md").read_text() == "fix it"

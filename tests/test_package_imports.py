@@ -112,3 +112,104 @@ def test_only_the_hook_pipeline_imports_the_handlers() -> None:
     graph = {name: imports_of(path) for name, path in MODULES.items()}
     assert "sciontool_py.handlers.agent_info" in graph["sciontool_py.hook"]  # the graph is really read
     assert handler_importers(graph) == set()
+
+
+# Mutable module-level state that callers flip: a `global` statement, or a module-level list,
+# dict or set that a function changes in place. Settings are objects passed in, knobs arguments.
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard"}
+_CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _mutable_globals(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        value = getattr(node, "value", None)
+        mutable = isinstance(value, _CONTAINERS) or (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in ("dict", "list", "set")
+        )
+        if mutable:
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def flipped_state(source: str) -> set[str]:
+    """Module-level names a function rebinds (`global`) or whose container it changes in place."""
+    tree = ast.parse(source)
+    containers = _mutable_globals(tree)
+    found: set[str] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        local = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        local |= {
+            n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATORS
+                and isinstance(node.func.value, ast.Name)
+            ):
+                target = node.func.value.id
+                if target in containers and target not in local:
+                    found.add(target)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                for t in targets:
+                    name = (
+                        t.value.id if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) else ""
+                    )
+                    if name in containers and name not in local:
+                        found.add(name)
+    return found
+
+
+def test_the_state_rule_catches_a_flag_a_cache_and_a_registry() -> None:
+    source = """
+_quiet = False
+_seen = {}
+_names = []
+LIMITS = {"a": 1}
+
+def set_quiet(value):
+    global _quiet
+    _quiet = value
+
+def remember(key, value):
+    _seen[key] = value
+
+def register(name):
+    _names.append(name)
+
+def fine(limits):
+    found = {}
+    found["x"] = LIMITS["a"]
+    limits.update(found)
+    return found
+"""
+    assert flipped_state(source) == {"_quiet", "_seen", "_names"}
+
+
+# Known, each with its reason; anything new fails. Memos computed once and never flipped by a
+# caller are tolerated.
+KNOWN_STATE = {
+    "sciontool_py.dialect.load": {"_scanner"},  # a memo
+    "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
+}
+
+
+def test_no_module_keeps_state_that_callers_flip() -> None:
+    flipped = {name: flipped_state(path.read_text()) for name, path in MODULES.items()}
+    assert {name: found for name, found in flipped.items() if found} == KNOWN_STATE

@@ -52,7 +52,7 @@ def test_wheel_ships_the_dialects_and_finds_them(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "from sciontool_py.dialect.discover import packaged_dir; print(packaged_dir())",
+            "from sciontool_py.dialect.load import packaged_dir; print(packaged_dir())",
         ],
         cwd=tmp_path,
         env={"PYTHONPATH": str(site)},

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_fixtures import CAPTURES, SESSIONS, fixture_paths, lines
+from capture_fixtures import CAPTURES, SESSIONS, event_names, fixture_paths, lines
 from conftest import FIXTURES, REPO, Agent
 
 # agent-info.json after each envelope of a session: activity, toolName when executing, and
@@ -54,6 +54,35 @@ EXPECTED: dict[str, list[str]] = {
         "completed",  # notify: agent-turn-complete
         STOPPED,  # SessionEnd
     ],
+    "prompt-echo-hi.jsonl": [  # Copilot CLI: the event on the command line, the payload on stdin
+        WORKING,  # sessionStart
+        THINKING,  # userPromptSubmitted
+        THINKING,  # userPromptTransformed (unmapped: no change)
+        "executing bash",  # preToolUse
+        "executing bash",  # permissionRequest (unmapped, fired even with --allow-all-tools)
+        WORKING,  # postToolUse
+        WORKING,  # agentStop
+        STOPPED,  # sessionEnd
+    ],
+    "headless-echo-hi.jsonl": [  # Qwen Code
+        "",  # InstructionsLoaded (unmapped: nothing written yet)
+        WORKING,  # SessionStart
+        WORKING,  # Notification auth_success (unmapped: it is no question to the user)
+        THINKING,  # UserPromptSubmit
+        "executing run_shell_command",  # PreToolUse
+        WORKING,  # PostToolUse
+        WORKING,  # PostToolBatch (unmapped)
+        THINKING,  # UserPromptSubmit again, empty, as the tool result goes to the model
+        THINKING,  # MessageDisplay (unmapped)
+        WORKING,  # Stop (no SessionEnd under -p)
+    ],
+    "exec-echo-hi.jsonl": [  # Droid
+        WORKING,  # SessionStart
+        "executing Execute",  # PreToolUse
+        WORKING,  # PostToolUse
+        WORKING,  # Stop
+        STOPPED,  # SessionEnd
+    ],
 }
 
 
@@ -70,7 +99,10 @@ def opencode_expected(envelopes: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def state(info: dict[str, object]) -> str:
+def state(agent: Agent) -> str:
+    if not (agent.home / "agent-info.json").exists():
+        return ""
+    info = agent.info
     if info.get("phase") == "stopped":
         assert "activity" not in info
         return STOPPED
@@ -78,9 +110,12 @@ def state(info: dict[str, object]) -> str:
     return f"{activity} {info['toolName']}" if "toolName" in info else activity
 
 
-def hook(agent: Agent, dialect: str, line: str) -> subprocess.CompletedProcess[bytes]:
+def hook(agent: Agent, dialect: str, line: str, event: str | None) -> subprocess.CompletedProcess[bytes]:
     """One call as the harness makes it: Codex's notify passes its JSON as the last argument,
-    with stdin at /dev/null; every hook elsewhere gets the envelope on stdin."""
+    with stdin at /dev/null; Copilot names the event as an argument; every hook gets the
+    envelope on stdin."""
+    if event is not None:
+        return agent.hook(line, event, f"--dialect={dialect}")
     if json.loads(line).get("type") == "agent-turn-complete":
         return subprocess.run(
             [sys.executable, "-m", "sciontool_py", "hook", f"--dialect={dialect}", line],
@@ -99,11 +134,12 @@ def test_each_captured_session_replays_through_the_hook(
     captured = lines(capture, session)
     expected = EXPECTED.get(session) or opencode_expected([json.loads(x) for x in captured])
     assert len(expected) == len(captured)
+    names = event_names(capture, session) or [None] * len(captured)
     seen = []
-    for line in captured:
-        result = hook(agent, dialect, line)
+    for line, event in zip(captured, names, strict=True):
+        result = hook(agent, dialect, line, event)
         assert (result.returncode, result.stderr, result.stdout) == (0, b"", b""), line
-        seen.append(state(agent.info))
+        seen.append(state(agent))
     assert seen == expected
     assert len(agent.log_lines) == len(captured)  # one agent.log line per call
 
@@ -163,7 +199,10 @@ def carried(envelope: dict[str, Any], name: str) -> dict[str, object]:
     return want
 
 
-@pytest.mark.parametrize(("capture", "session", "dialect"), SESSIONS, ids=[s[1] for s in SESSIONS])
+NAMED = [s for s in SESSIONS if event_names(s[0], s[1]) is None]  # normalize reads the name in the envelope
+
+
+@pytest.mark.parametrize(("capture", "session", "dialect"), NAMED, ids=[s[1] for s in NAMED])
 def test_normalize_carries_what_the_harness_sent(
     agent: Agent, capture: str, session: str, dialect: str
 ) -> None:
@@ -192,7 +231,7 @@ def walk(agent: Agent, dialect: list[str], steps: list[tuple[dict[str, Any], str
     for envelope, _ in steps:
         result = agent.hook(envelope, *dialect)
         assert (result.returncode, result.stderr) == (0, b"")
-        seen.append(state(agent.info))
+        seen.append(state(agent))
     return seen
 
 

@@ -9,7 +9,14 @@ import pytest
 from conftest import HubServer, log_entries, read_info
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.status import report_status
+from sciontool_py.fs import home_dir
+from sciontool_py.log.writer import AgentLog
+from sciontool_py.status import report_status as report
+
+
+def report_status(status_type: str, message: str) -> None:
+    """status.report_status with the agent.log an entry point makes for HOME (mirrored on stderr)."""
+    report(status_type, message, AgentLog(home_dir()))
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from sciontool_py.authoring.schema import MODELINE_PREFIX, schema_text
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.dialect.validate import check_text, path_segments
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError, SciontoolError
 from sciontool_py.vocabulary import EVENTS
 
 # Envelope fields harnesses put the event name in, most specific first.
@@ -133,8 +133,7 @@ def _is_name(value: object) -> bool:
 
 def known_events() -> dict[str, dict[str, list[str]]]:
     """Normalized raw name -> canonical event -> where it comes from."""
-    from sciontool_py.dialect.discover import packaged_dir
-    from sciontool_py.dialect.load import compile_dialect
+    from sciontool_py.dialect.load import compile_dialect, packaged_dir
 
     known: dict[str, dict[str, list[str]]] = {}
     for event in EVENTS:
@@ -240,8 +239,9 @@ def detect_fields(
     fields: dict[str, tuple[str, ...]] = {}
     for field in FIELD_ALIASES:
         candidates = structural.get(field, []) + _candidates(field, envelopes)
+        # What the defaults give for this field: the same for every candidate, so read once.
+        before = _data(name_fields, raw, event, fields, envelopes, field) if candidates else []
         for path in candidates:
-            before = _data(name_fields, raw, event, fields, envelopes, field)
             after = _data(name_fields, raw, event, {**fields, field: path}, envelopes, field)
             if before != after and any(v is not None for v in after):
                 fields[field] = path
@@ -329,7 +329,7 @@ def scaffold(name: str, log_path: str, out_dir: str) -> Scaffold:
         raw = next(v for f in fields_for_name if _is_name(v := env.get(f)))
         try:
             decoded = cast("dict[str, object]", gojson.loads(json.dumps(env)))  # an object, as env is
-        except gojson.JSONError as exc:
+        except JSONError as exc:
             raise SciontoolError(f"{where}:{line}: {exc}") from None
         except RecursionError:
             raise SciontoolError(f"{where}:{line}: invalid JSON: nested too deeply") from None

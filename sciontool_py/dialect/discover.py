@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py.dialect.load import load_dialect
+from sciontool_py.dialect.load import load_dialect, packaged_dir
 from sciontool_py.dialect.spec import DialectSpec, valid_name
 from sciontool_py.errors import DialectError
 
@@ -18,14 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 DEFAULT_DIALECT = "claude"  # Scion's default when --dialect is not given
-
-
-def packaged_dir() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    inside = os.path.join(os.path.dirname(here), "dialects")  # installed wheel
-    if os.path.isdir(inside):
-        return inside
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "dialects")  # source checkout
 
 
 def harness_file() -> str:
@@ -49,22 +41,22 @@ def _inside(folder: str, name: str) -> str | None:
     return candidate
 
 
-def find_dialect(name: str) -> DialectSpec:
+def find_dialect(name: str, write_cache: bool = True) -> DialectSpec:
     if not valid_name(name):
         raise DialectError(f"invalid dialect name {name!r}: expected [a-z0-9][a-z0-9._-]*")
     search = _search_dirs()
     for folder in search[:-1]:
         found = _inside(folder, name)
         if found:
-            return _checked(load_dialect(found), name)
+            return _checked(load_dialect(found, write_cache), name)
     harness = harness_file()
     if os.path.isfile(harness):
-        spec = load_dialect(harness)
+        spec = load_dialect(harness, write_cache)
         if spec.name == name:
             return spec
     found = _inside(search[-1], name)
     if found:
-        return _checked(load_dialect(found), name)
+        return _checked(load_dialect(found, write_cache), name)
     known = ", ".join(sorted({n for n, _ in list_dialects()})) or "none"
     raise DialectError(f"unknown dialect {name!r}; available: {known}")
 

@@ -1,21 +1,28 @@
-"""Load a dialect file, through a compiled cache so the hook skips YAML.
+"""Load a dialect file through its compiled form, so the hook skips YAML.
 
-Importing PyYAML and validating costs more than the whole hook may; the
-validated spec, or the reason the file was refused, is stored as JSON under
-the user's cache folder, keyed by the file's path, size, mtime, ctime and
-inode, so a rejected file fails the next hook in milliseconds instead of
-after the same validation again.  An entry is used only when it and its
-folder belong to the current user and nobody else can write them (another
-user's entry would decide the events and responses); any doubt about an
-entry (stale, corrupt, unreadable, unwritable, untrusted) falls back to the
-YAML file.
+Importing PyYAML and validating costs more than the whole hook may.  The
+compiled form of a dialect (its validated spec as JSON, or the reason the
+file was refused) is keyed on the file's content (a BLAKE2b digest of its
+bytes), never on stat data, and it never decides more than the dialect file
+would:
+
+- the dialects shipped in this package use the compiled forms shipped beside
+  them (`compiled.json`, written by `python -m sciontool_py.dialect.load`),
+  never an entry in HOME, which the agent can write;
+- any other dialect uses the user's cache folder only when the user (so the
+  agent) could rewrite the dialect file itself; a file it cannot change is
+  compiled on every call.
+
+An entry is read back only through DialectSpec.from_json's checks, and any
+doubt about it (stale, corrupt, unreadable, another user's) falls back to
+the YAML file.  Entries keep the file's order of keys: `dialect show` and what
+`harness install` generates are the same from a warm cache as from a cold one.
 """
 
 from __future__ import annotations
 
 import os
 
-from sciontool_py import gojson
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
 from sciontool_py.fs import read_bytes, write_atomic
@@ -23,6 +30,15 @@ from sciontool_py.fs import read_bytes, write_atomic
 MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
 _MAX_ENTRY_BYTES = 4 * MAX_DIALECT_BYTES  # the compiled form of the largest dialect, with room
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
+COMPILED_NAME = "compiled.json"  # beside each packaged dialect.yaml
+
+
+def packaged_dir() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    inside = os.path.join(os.path.dirname(here), "dialects")  # installed wheel
+    if os.path.isdir(inside):
+        return inside
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "dialects")  # source checkout
 
 
 def cache_dir() -> str:
@@ -34,31 +50,68 @@ def cache_dir() -> str:
 
 
 def _entry_name(path: str) -> str:
-    # FNV-1a: stable across runs (unlike hash()) without importing zlib or hashlib.
+    # FNV-1a of the path: one entry per file, stable across runs (unlike hash()).
     tag = 0xCBF29CE484222325
     for byte in path.encode("utf-8", "surrogateescape"):
         tag = ((tag ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"dialect-{tag:016x}.json"
 
 
-def _key(path: str, st: os.stat_result) -> str:
-    # A string: the cache is read with Go's float64 numbers, which would blur nanoseconds.
-    return f"{FORMAT_VERSION}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|{path}"
-
-
-def _from_cache(path: str, key: str) -> DialectSpec | DialectError | None:
-    """The cached spec, or the cached refusal, for this version of the file; None on a miss."""
+def content_key(data: bytes) -> str:
+    """What a compiled form is valid for: this format version and exactly these bytes."""
     try:
-        data = read_bytes(cache_dir(), _entry_name(path), _MAX_ENTRY_BYTES, private=True)
+        from _blake2 import blake2b  # hashlib would load OpenSSL: 3 ms on the hook path
+    except ImportError:  # pragma: no cover - CPython builds it in
+        from hashlib import blake2b
+    return f"{FORMAT_VERSION}|{blake2b(data, digest_size=32).hexdigest()}"
+
+
+_scanner = None
+
+
+def _decode_entry(data: bytes) -> object:
+    """JSON as json.dumps wrote it, integers kept (gojson would make them floats), no json import."""
+    global _scanner
+    if _scanner is None:
+        from _json import make_scanner
+
+        class Context:
+            strict = True
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+            parse_constant = None
+
+        _scanner = make_scanner(Context())  # type: ignore[arg-type]
+    text = data.decode("utf-8")
+    value, end = _scanner(text, 0)
+    if end != len(text.rstrip()):
+        raise ValueError("trailing data")
+    return value
+
+
+def encode_entry(entry: dict[str, object]) -> str:
+    """An entry in the file's own key order (sorting keys changed what a warm cache gave)."""
+    import json
+
+    return json.dumps(entry, ensure_ascii=True, allow_nan=False, indent=1) + "\n"
+
+
+def _read_entry(folder: str, name: str, key: str, private: bool) -> DialectSpec | DialectError | None:
+    """The spec, or the refusal, an entry holds for this content; None on a miss or any doubt."""
+    try:
+        data = read_bytes(folder, name, _MAX_ENTRY_BYTES, private=private)
         if data is None:
             return None
-        entry = gojson.loads(data.decode("utf-8"))
-        if entry["key"] != key:  # type: ignore[index]
+        entry = _decode_entry(data)
+        if not isinstance(entry, dict) or entry.get("key") != key:
             return None
-        if "error" in entry:  # type: ignore[operator]
-            return DialectError(entry["error"])  # type: ignore[index]
-        return DialectSpec.from_json(entry["spec"])  # type: ignore[index]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if "error" in entry:
+            error = entry["error"]
+            return DialectError(error) if isinstance(error, str) else None
+        return DialectSpec.from_json(entry["spec"])
+    except Exception:  # any doubt about an entry (the bare C scanner even raises SystemError)
         return None
 
 
@@ -73,9 +126,20 @@ def _to_cache(path: str, entry: dict[str, object]) -> None:
                 pass
         st = os.stat(folder)
         if st.st_uid == os.geteuid() and not st.st_mode & 0o022:  # else it would never be read
-            write_atomic(folder, _entry_name(path), gojson.dumps(entry), mode=0o600)
-    except OSError:
+            write_atomic(folder, _entry_name(path), encode_entry(entry), mode=0o600)
+    except (OSError, ValueError):
         pass  # an unwritable or untrusted cache only costs speed
+
+
+def _packaged(path: str) -> bool:
+    root = os.path.realpath(packaged_dir())
+    return os.path.realpath(path).startswith(root + os.sep)
+
+
+def _rewritable(path: str) -> bool:
+    """Whether this user could change what path holds: then an entry it plants decides nothing
+    the file could not."""
+    return os.access(path, os.W_OK) or os.access(os.path.dirname(path), os.W_OK)
 
 
 def _open_regular(path: str) -> int:
@@ -90,7 +154,7 @@ def _open_regular(path: str) -> int:
     return fd
 
 
-def _read_text(fd: int, path: str) -> str:
+def _read_data(fd: int, path: str) -> bytes:
     chunks = []
     left = MAX_DIALECT_BYTES + 1
     try:
@@ -101,8 +165,12 @@ def _read_text(fd: int, path: str) -> str:
         raise DialectError(f"{path}: cannot read dialect: {exc.strerror or exc}") from None
     if left <= 0:
         raise DialectError(f"{path}: dialect file is larger than {MAX_DIALECT_BYTES} bytes")
+    return b"".join(chunks)
+
+
+def _text(data: bytes, path: str) -> str:
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise DialectError(f"{path}: dialect file is not UTF-8") from None
 
@@ -111,7 +179,7 @@ def read_dialect_text(path: str) -> str:
     """The file's text, refused when not a regular file, absurdly large or not UTF-8."""
     fd = _open_regular(path)
     try:
-        return _read_text(fd, path)
+        return _text(_read_data(fd, path), path)
     finally:
         os.close(fd)
 
@@ -130,24 +198,66 @@ def compile_dialect(path: str) -> DialectSpec:
     return _compile_text(read_dialect_text(path), path)
 
 
-def load_dialect(path: str) -> DialectSpec:
-    """A validated dialect from a dialect.yaml path, cached when possible."""
-    path = os.path.abspath(path)
+def absolute(path: str) -> str:
+    """path made absolute; DialectError when it is relative to a folder that was deleted."""
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise DialectError(f"{path}: a relative path, and the current folder no longer exists") from None
+
+
+def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
+    """A validated dialect from a dialect.yaml path, through its compiled form when one can be
+    trusted; write_cache=False reads the cache but never writes it (harness install: no file
+    but the harness's own is written)."""
+    path = absolute(path)
     fd = _open_regular(path)
     try:
-        key = _key(path, os.fstat(fd))
-        cached = _from_cache(path, key)
-        if isinstance(cached, DialectError):
-            raise cached
-        if cached is not None:
-            return cached
-        text = _read_text(fd, path)  # read errors are not remembered: they may pass
+        data = _read_data(fd, path)  # read errors are never remembered: they may pass
     finally:
         os.close(fd)
+    key = content_key(data)
+    if _packaged(path):
+        found = _read_entry(os.path.dirname(os.path.realpath(path)), COMPILED_NAME, key, private=False)
+        cache = False
+    else:
+        cache = _rewritable(path)
+        key += "|" + path  # the refusal an entry holds names the file
+        found = _read_entry(cache_dir(), _entry_name(path), key, private=True) if cache else None
+    if isinstance(found, DialectError):
+        raise found
+    if found is not None:
+        found.source = path
+        return found
     try:
-        spec = _compile_text(text, path)
+        spec = _compile_text(_text(data, path), path)
     except DialectError as exc:
-        _to_cache(path, {"key": key, "error": str(exc)})
+        if cache and write_cache:
+            _to_cache(path, {"key": key, "error": str(exc)})
         raise
-    _to_cache(path, {"key": key, "spec": spec.to_json()})
+    if cache and write_cache:
+        _to_cache(path, {"key": key, "spec": spec.to_json()})
     return spec
+
+
+def write_packaged_forms() -> list[str]:
+    """Write compiled.json beside each packaged dialect.yaml; returns the paths written."""
+    written = []
+    root = packaged_dir()
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name, "dialect.yaml")
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as file:
+            data = file.read()
+        spec = compile_dialect(path)
+        spec.source = f"<packaged {name}>"
+        target = os.path.join(root, name, COMPILED_NAME)
+        with open(target, "w", encoding="ascii") as out:
+            out.write(encode_entry({"key": content_key(data), "spec": spec.to_json()}))
+        written.append(target)
+    return written
+
+
+if __name__ == "__main__":  # `python -m sciontool_py.dialect.load`: after editing a packaged dialect
+    print("\n".join(write_packaged_forms()))

@@ -92,7 +92,7 @@ def event_data(
     codec: GoCodec,
 ) -> dict[str, object]:
     """The data fields of the event `name` (by `mapping`, if any) from an envelope."""
-    encode = codec.marshal
+    encode = codec.payload_text
     data: dict[str, object] = {}
     for field, value in payload.items():  # envelopes have few keys; cheaper than a set intersection
         if field in DEFAULT_KEYS:
@@ -131,6 +131,8 @@ def event_data(
                     data[field] = count
             elif type(value) is bool:
                 data[field] = value
+            elif type(value) is str and value.casefold() == "success":  # Copilot's resultType
+                data[field] = True
     if not TOKEN_KEYS.isdisjoint(payload):
         _extract_tokens(data, payload)
     # FILE_PATH_KEYS, narrowed: a tool_input object counts only when it holds a file_path.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from sciontool_py.codec import GO, default_codec
+from sciontool_py.codec import GO, default_codec, lost_minus_zero
 from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.event import data_json, in_struct_order
@@ -77,7 +77,7 @@ def parse_refused_line(line: bytes, stream: BinaryIO, where: str, first: bool) -
     pretty-printed document (first line only), or an EventError naming where it is."""
     try:
         return GO.loads(line)
-    except ValueError as exc:  # gojson.JSONError
+    except ValueError as exc:  # JSONError
         if not line.strip():
             return _BLANK
         if first:
@@ -105,7 +105,7 @@ def normalize_stream(
     try:
         for number, line in enumerate(stream, 1):
             try:
-                payload = loads(line)
+                payload = loads(line) if not lost_minus_zero(codec, line) else GO.loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:

@@ -7,6 +7,7 @@ import stat
 
 from sciontool_py import gojson
 from sciontool_py.assistant import AssistantContent, transcript_blocks
+from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _entry(line: bytes) -> tuple[str, object] | None:
     struct: a line whose fields have the wrong JSON types is skipped whole."""
     try:
         entry = gojson.loads(gojson.decode_utf8(line))
-    except (gojson.JSONError, RecursionError):
+    except (JSONError, RecursionError):
         return None
     if type(entry) is not dict:
         return None

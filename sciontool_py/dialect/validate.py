@@ -12,7 +12,7 @@ import math
 import yaml
 
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
-from sciontool_py.dialect.yaml12 import NULL_TAG, Timestamp, Yaml12Loader
+from sciontool_py.dialect.yaml12 import BINARY_TAG, NULL_TAG, Timestamp, Yaml12Loader
 from sciontool_py.vocabulary import ACTIVITY_FOR_EVENT, EVENTS, FIELD_KINDS
 
 # Problems reported before checking stops: a hostile file can hold tens of thousands,
@@ -159,6 +159,8 @@ class _Checker:
         value = self.value(node)  # still constructed: a bad explicit tag is an error
         if not isinstance(node, yaml.ScalarNode) or (value is None and node.tag == NULL_TAG):
             return None
+        if node.tag == BINARY_TAG and isinstance(value, str):
+            return value  # yaml.v3 reads the decoded bytes
         text: str = node.value
         return text
 
@@ -204,7 +206,8 @@ class _Checker:
             self.problems.append(_bad_character(self.path, self.text, exc))
             return None
         try:
-            if not _parse_with_libyaml(self.loader, self.text):
+            # libyaml reads `\/` as `/`; PyYAML's scanner here refuses it, as yaml.v3 does.
+            if "\\/" in self.text or not _parse_with_libyaml(self.loader, self.text):
                 root = self.compose()
             else:
                 try:
@@ -343,16 +346,23 @@ class _Checker:
         if isinstance(node, yaml.SequenceNode):
             return [self.json_value(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)  # merge keys (<<), as yaml.v3 applies them
+            self.loader.flatten_mapping(node)  # merge keys (<<): merged pairs first, then own
+            merged: int = node.merged  # type: ignore[attr-defined]
             out: dict[str, object] = {}
             seen: set[str] = set()
-            for key_node, value_node in node.value:
+            # As yaml.v3: a key written in the mapping wins over a merged one, and of merged
+            # ones the first source wins (PyYAML lists later sources first); a key written
+            # twice is an error.
+            for index in (*range(merged, len(node.value)), *reversed(range(merged))):
+                key_node, value_node = node.value[index]
                 key = self.key(key_node) if string_keys else self.value(key_node)
-                if key_node.value in seen:
-                    raise _NotJSON(key_node, f"{where}: duplicate key {key_node.value!r}")
                 if not isinstance(key, str):
                     raise _NotJSON(key_node, f"{where}: {_CANNOT} the key {key!r}, which is not a string")
-                seen.add(key_node.value)
+                if key in seen:
+                    if index >= merged:
+                        raise _NotJSON(key_node, f"{where}: duplicate key {key_node.value!r}")
+                    continue
+                seen.add(key)
                 out[key] = self.json_value(value_node, where + _step(key))
             return out
         value = self.value(node)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from types import MappingProxyType
 
 import yaml
 
@@ -32,6 +33,7 @@ INT_TAG = "tag:yaml.org,2002:int"
 FLOAT_TAG = "tag:yaml.org,2002:float"
 TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 STR_TAG = "tag:yaml.org,2002:str"
+BINARY_TAG = "tag:yaml.org,2002:binary"
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 _SPECIAL: dict[str, tuple[str, object]] = {
@@ -125,7 +127,29 @@ def _days_in(year: int, month: int) -> int:
 
 
 class Yaml12Loader(yaml.SafeLoader):
-    """PyYAML's safe loader with yaml.v3's scalar resolution."""
+    """PyYAML's safe loader with yaml.v3's scalar resolution, escapes and !!binary."""
+
+    # yaml.v3 knows no `\/` escape (PyYAML and newer libyaml do): the file is refused there.
+    ESCAPE_REPLACEMENTS = MappingProxyType(  # type: ignore[misc, assignment]  # typeshed: a Final dict
+        {k: v for k, v in yaml.SafeLoader.ESCAPE_REPLACEMENTS.items() if k != "/"}
+    )
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """PyYAML's merge (<<): merged pairs put first, in place; how many is remembered on the
+        node (as `merged`), since a key written in the mapping wins over them in yaml.v3."""
+        if not hasattr(node, "merged"):
+            own = sum(1 for key_node, _ in node.value if key_node.tag != MERGE_TAG)
+            super().flatten_mapping(node)
+            node.merged = len(node.value) - own  # type: ignore[attr-defined]
+
+    def construct_scalar(self, node: yaml.ScalarNode) -> str:  # type: ignore[override]
+        # A \uD83D escape is a lone UTF-16 surrogate, which yaml.v3 (as libyaml) refuses, even
+        # as half of a pair: the text could not be written as UTF-8 anyway.
+        if not node.value.isascii() and any("\ud800" <= char <= "\udfff" for char in node.value):
+            raise yaml.constructor.ConstructorError(
+                None, None, "found invalid Unicode character escape code", node.start_mark
+            )
+        return super().construct_scalar(node)
 
     def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
@@ -152,5 +176,23 @@ def _construct(tag: str) -> object:
     return construct
 
 
+def _construct_binary(loader: Yaml12Loader, node: yaml.ScalarNode) -> str:
+    """The decoded bytes as a string, as yaml.v3 reads !!binary into a Go string (or any value)."""
+    import base64
+    import binascii
+
+    from sciontool_py.gojson import decode_utf8
+
+    text = loader.construct_scalar(node)
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"!!binary value cannot be decoded: {text[:40]!r}", node.start_mark
+        ) from None
+    return decode_utf8(data)  # Go's encoder writes each byte that is not UTF-8 as U+FFFD
+
+
+Yaml12Loader.add_constructor(BINARY_TAG, _construct_binary)
 for _tag in (NULL_TAG, BOOL_TAG, INT_TAG, FLOAT_TAG, TIMESTAMP_TAG):
     Yaml12Loader.add_constructor(_tag, _construct(_tag))  # type: ignore[arg-type]

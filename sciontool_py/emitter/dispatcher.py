@@ -9,12 +9,12 @@ import threading
 from collections.abc import Iterable
 from typing import TextIO
 
-from sciontool_py import gojson
 from sciontool_py.emitter import envelope, runner
 from sciontool_py.emitter.config import HooksConfig
 from sciontool_py.emitter.environment import HookEnvironment
 from sciontool_py.emitter.firing import Firing, ThinkingWindow
 from sciontool_py.emitter.gate import PermissionGate
+from sciontool_py.errors import JSONError
 
 
 def _quote(text: str) -> str:
@@ -100,7 +100,7 @@ class Dispatcher:
             return
         try:
             body = envelope.encode(envelope.build(firing.event, self._session_id, firing.extra))
-        except gojson.JSONError as exc:
+        except JSONError as exc:
             self._report(f"hooks: {firing.event}: marshal envelope: {exc}")
             return
         env = self._environment.build(os.environ)

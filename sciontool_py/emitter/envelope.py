@@ -9,6 +9,7 @@ no trailing newline.
 from __future__ import annotations
 
 from sciontool_py import gojson
+from sciontool_py.errors import JSONError
 
 Envelope = dict[str, object]
 
@@ -31,8 +32,8 @@ def tool_end_extra(name: str, response: object) -> dict[str, object]:
 
 
 def encode(envelope: Envelope) -> bytes:
-    """Go's ``json.Marshal`` bytes; gojson.JSONError when a value has no JSON form."""
+    """Go's ``json.Marshal`` bytes; JSONError when a value has no JSON form."""
     try:
         return gojson.dumps(envelope).encode("utf-8")
     except TypeError as exc:  # e.g. an args dict with keys of mixed types cannot be sorted
-        raise gojson.JSONError(str(exc)) from None
+        raise JSONError(str(exc)) from None

@@ -10,7 +10,7 @@ from sciontool_py import gojson
 from sciontool_py.emitter import envelope
 from sciontool_py.emitter.config import KNOWN_EVENTS, valid_events
 from sciontool_py.emitter.firing import ThinkingWindow
-from sciontool_py.errors import EmitError
+from sciontool_py.errors import EmitError, JSONError
 
 TURN_END = "turn_end"  # a JSONL line {"turn_end": true} marks the end of a turn
 
@@ -42,7 +42,7 @@ class Printer:
     def _write(self, event: str, extra: dict[str, object]) -> None:
         try:
             line = envelope.encode(envelope.build(event, self._session_id, extra)).decode("utf-8")
-        except gojson.JSONError as exc:
+        except JSONError as exc:
             raise EmitError(f"{event}: marshal envelope: {exc}") from None
         self._out.write(line + "\n")
         self._out.flush()
@@ -57,7 +57,7 @@ def read_events(stream: BinaryIO, name: str) -> Iterator[dict[str, object] | Non
             value = gojson.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
             raise EmitError(f"{name}:{number}: not valid UTF-8") from None
-        except gojson.JSONError as exc:
+        except JSONError as exc:
             raise EmitError(f"{name}:{number}: {exc}") from None
         if not isinstance(value, dict):
             raise EmitError(f"{name}:{number}: expected a JSON object (an agent event)")
@@ -78,7 +78,7 @@ def _json_object(option: str, text: str | None) -> object:
         return None
     try:
         value = gojson.loads(text)
-    except gojson.JSONError as exc:
+    except JSONError as exc:
         raise EmitError(f"{option}: {exc}") from None
     if value is not None and not isinstance(value, dict):
         raise EmitError(f"{option}: expected a JSON object or null")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from sciontool_py import gojson
-from sciontool_py.console import cut
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.fs import read_json_file, write_atomic
 from sciontool_py.vocabulary import (
     ACTIVITY_FOR_EVENT,
     NEW_WORK_EVENTS,
     PHASE_FOR_EVENT,
+    STATUS_EVENT,
+    STATUS_TYPES,
     STICKY_ACTIVITIES,
 )
 
@@ -17,9 +19,6 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 FILE = "agent-info.json"
-# A tool name is kept whole up to this: a longer one (a hostile envelope) would make
-# the file too large to read back under the 1 MiB cap, and lose every other key.
-TOOL_NAME_LIMIT = 1024
 
 
 def read(home: str) -> dict[str, object]:
@@ -48,7 +47,7 @@ def set_activity(info: dict[str, object], activity: str, tool_name: str = "") ->
 def apply_event(
     info: dict[str, object],
     event: CanonicalEvent,
-    input_tools: list[str],
+    input_tools: list[str] | tuple[str, ...],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
 ) -> bool:
     """Update info for the event by Scion's rules; False when nothing changes.
@@ -57,6 +56,9 @@ def apply_event(
     waiting_for_input with their own activity, as a tool-start does in Scion.
     """
     name = event.name
+    if name == STATUS_EVENT:  # an explicit status replaces any activity, sticky ones too
+        set_activity(info, STATUS_TYPES[event.raw_name][0])
+        return True
     phase = PHASE_FOR_EVENT.get(name)
     if phase is not None:
         info["phase"] = phase

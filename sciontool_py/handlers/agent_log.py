@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sciontool_py.console import cut
+from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ def level_of(event: CanonicalEvent) -> str:
 def describe(event: CanonicalEvent) -> tuple[str, str]:
     """The (tag, message) of an event's log line."""
     name = event.name
+    if name == STATUS_EVENT:
+        activity, _, prefix = STATUS_TYPES[event.raw_name]
+        return activity, f"{prefix}: {cut(event.text('message'))}"
     tag = _TAGS.get(name, "working")
     if _failed(event):
         bare, template = _FAILED[name]

@@ -7,15 +7,14 @@ holds once the status handler has applied it; `hub.client` carries them.
 
 from __future__ import annotations
 
-from sciontool_py.console import cut
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.gojson import decode_utf8
-from sciontool_py.handlers.agent_info import TOOL_NAME_LIMIT
-from sciontool_py.log.writer import write_line
-from sciontool_py.vocabulary import STICKY_ACTIVITIES
+from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES, STICKY_ACTIVITIES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.log.writer import AgentLog
 
 REPLY_LIMIT = 64 * 1024  # bytes of assistant text the hub's message store takes
 _STEP_ENDS = ("tool-end", "agent-end", "model-end")
@@ -64,6 +63,12 @@ def event_update(
     return None
 
 
+def status_update(status_type: str, message: str) -> dict[str, object]:
+    """The StatusUpdate fields of `sciontool status TYPE MESSAGE` (the message whole, as Scion sends it)."""
+    key = "taskSummary" if status_type == "task_completed" else "message"
+    return {"activity": STATUS_TYPES[status_type][0], key: message}
+
+
 def as_local(update: dict[str, object], local: dict[str, object]) -> dict[str, object] | None:
     """The update saying the activity agent-info.json holds, when the dialect's rules beyond
     Scion's kept another one than the event's (a tool still open after a model-end, a
@@ -106,6 +111,7 @@ def reply_body(text: str, has_thinking: bool) -> dict[str, object]:
 
 def report_to_hub(
     home: str,
+    log: AgentLog,
     event: CanonicalEvent,
     activity: object,
     waits_for_user: bool,
@@ -120,15 +126,19 @@ def report_to_hub(
     from sciontool_py.assistant import AssistantContent
     from sciontool_py.hub.client import Hub, status_body
 
-    hub = Hub.from_env(home)
+    hub = Hub.from_env(home, log)
     if hub is None:
+        return
+    if event.name == STATUS_EVENT:
+        body = status_body(status_update(event.raw_name, event.text("message")))
+        hub.report(f"status {event.raw_name}", "status", body)
         return
     reply = event.text("assistant_text")
     if reply and event.name in ("agent-end", "session-end"):
         content = event.data.get("assistant_content")
         thinking = isinstance(content, AssistantContent) and content.has_thinking()
         body = reply_body(reply, thinking and event.name == "agent-end")
-        hub.report(home, event.name, "outbound-message", body, retries=0)
+        hub.report(event.name, "outbound-message", body, retries=0)
     # Scion sends at most 200 bytes of these but the tool name; a hostile one is cut too.
     text = {f: cut(event.text(f), TOOL_NAME_LIMIT) for f in ("tool_name", "prompt", "message")}
     update = event_update(event.name, activity, text, waits_for_user)
@@ -136,8 +146,8 @@ def report_to_hub(
         update = as_local(update, local)
     if update is None:
         skipped = f"Hub: no status update for {event.name} (local activity {activity})"
-        write_line(home, "", skipped, level="DEBUG")
+        log.debug(skipped)
     else:
-        hub.report(home, event.name, "status", status_body(update))
+        hub.report(event.name, "status", status_body(update))
     if counts is not None:
-        hub.report(home, event.name, "status", status_body(count_update(counts)))
+        hub.report(event.name, "status", status_body(count_update(counts)))

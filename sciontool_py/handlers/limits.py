@@ -7,7 +7,10 @@ import time
 
 from sciontool_py import gojson
 from sciontool_py.fs import failure, read_json_file, shared_tmp, write_atomic
-from sciontool_py.log.writer import write_line
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.log.writer import AgentLog
 
 FILE = "agent-limits.json"
 TRIGGER_NAME = "scion-limits-exceeded"  # in shared_tmp(): Scion's init watches /tmp/scion-limits-exceeded
@@ -39,7 +42,7 @@ def _as_count(value: object) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
+def read_state(home: str, limits: dict[str, int], log: AgentLog) -> dict[str, object]:
     """The counts so far (a missing or damaged file starts them at zero).
 
     Scion's init creates the file and its hook stops counting while the file
@@ -48,7 +51,7 @@ def read_state(home: str, limits: dict[str, int]) -> dict[str, object]:
     """
     stored, problem = read_json_file(home, FILE)
     if problem:
-        write_line(home, "", f"Failed to read agent-limits.json: {problem}; counting from 0", level="ERROR")
+        log.write("", f"Failed to read agent-limits.json: {problem}; counting from 0", level="ERROR")
     started = stored.get("started_at")
     return {
         "turn_count": _as_count(stored.get("turn_count")),
@@ -67,27 +70,29 @@ def _render(state: dict[str, object]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
-def count_event(home: str, event_name: str, limits: dict[str, int]) -> tuple[dict[str, object] | None, str]:
+def count_event(
+    home: str, event_name: str, limits: dict[str, int], log: AgentLog
+) -> tuple[dict[str, object] | None, str]:
     """Count the event; returns the counts (None when this event is not counted) and the
     exceeded message ('' if within limits)."""
     keys = _COUNTED.get(event_name)
     if keys is None or not limits[keys[1]]:
         return None, ""
-    state = read_state(home, limits)
+    state = read_state(home, limits, log)
     count_key, limit_key = keys
     count = state[count_key] = int(state[count_key]) + 1  # type: ignore[call-overload]
     try:
         write_atomic(home, FILE, _render(state))
     except OSError as exc:
         # As in Scion: logged, not fatal; this call still enforces the limit.
-        write_line(home, "", f"Failed to write agent-limits.json: {failure(exc)}", level="ERROR")
+        log.write("", f"Failed to write agent-limits.json: {failure(exc)}", level="ERROR")
     limit = limits[limit_key]
     if count < limit:
         return state, ""
     return state, f"{limit_key} of {limit} exceeded (completed {count})"
 
 
-def write_trigger(home: str, message: str) -> None:
+def write_trigger(message: str, log: AgentLog) -> None:
     """Tell Scion's init to stop the agent; a failure is logged, as Scion does.
 
     Replaced like a state file: a symlink or FIFO planted there is replaced, never followed.
@@ -95,4 +100,4 @@ def write_trigger(home: str, message: str) -> None:
     try:
         write_atomic(shared_tmp(), TRIGGER_NAME, message)
     except OSError as exc:
-        write_line(home, "", f"Failed to write limits trigger file: {failure(exc)}", level="ERROR")
+        log.write("", f"Failed to write limits trigger file: {failure(exc)}", level="ERROR")

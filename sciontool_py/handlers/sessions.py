@@ -15,6 +15,7 @@ worst it can cost is the status of the calls in flight, never the hook.
 from __future__ import annotations
 
 from sciontool_py import gojson
+from sciontool_py.errors import JSONError
 from sciontool_py.fs import read_bytes, write_atomic
 
 FILE = "agent-sessions.json"
@@ -142,7 +143,7 @@ def read(home: str) -> SessionState:
     try:
         data = read_bytes(home, FILE, MAX_BYTES)
         return SessionState() if data is None else _parse(data)
-    except (OSError, ValueError, gojson.JSONError):
+    except (OSError, ValueError, JSONError):
         return SessionState()
 
 

@@ -12,13 +12,31 @@ from sciontool_py.harness.base import Harness
 
 def harnesses() -> dict[str, Harness]:
     from sciontool_py.harness.agentino import Agentino
+    from sciontool_py.harness.antigravity import Antigravity
     from sciontool_py.harness.claude import Claude
     from sciontool_py.harness.codex import Codex
+    from sciontool_py.harness.copilot import Copilot
     from sciontool_py.harness.core_agent import CoreAgent
+    from sciontool_py.harness.droid import Droid
     from sciontool_py.harness.gemini import Gemini
+    from sciontool_py.harness.grok_build import GrokBuild
     from sciontool_py.harness.opencode import Opencode
+    from sciontool_py.harness.qwen_code import QwenCode
 
-    return {h.name: h for h in (Claude(), Gemini(), Codex(), Opencode(), CoreAgent(), Agentino())}
+    every = (
+        Claude(),
+        Gemini(),
+        Codex(),
+        Opencode(),
+        CoreAgent(),
+        Agentino(),
+        Copilot(),
+        Antigravity(),
+        GrokBuild(),
+        QwenCode(),
+        Droid(),
+    )
+    return {h.name: h for h in every}
 
 
 def find_harness(name: str) -> Harness:

@@ -6,10 +6,11 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.harness.files import read_text, resolve_target
-from sciontool_py.harness.hookjson import HookSet
+from sciontool_py.harness.hookjson import HookSet, KeyPath
 from sciontool_py.harness.jsonedit import Document
 
 DEFAULT_COMMAND = "sciontool"
@@ -42,13 +43,16 @@ class Edit:
     after: str | None
     summary: str  # what changed, e.g. "added sciontool hooks for Stop, SessionEnd"
     notes: list[str] = field(default_factory=list)  # said after the change, e.g. trust
+    installs: bool = False  # remember what this change creates (file, folders, created_keys)
+    uninstalls: bool = False  # undo what the install of this file created, then forget it
+    created_keys: list[KeyPath] = field(default_factory=list)
 
 
 def routed_events(dialect: str, fired: tuple[str, ...]) -> list[str]:
     """The events the harness fires that the dialect maps, read now: a newly mapped event follows."""
     from sciontool_py.dialect.discover import find_dialect
 
-    mapped = find_dialect(dialect).mappings
+    mapped = find_dialect(dialect, write_cache=False).mappings  # install writes no cache
     return [event for event in fired if event in mapped]
 
 
@@ -81,11 +85,18 @@ class SettingsHarness(Harness):
     fired: tuple[str, ...] = ()  # every event the harness fires, in its lifecycle order
     project_file = ""  # relative to the project folder
     user_file = ""  # relative to the user's home
-    grouped = True  # {"matcher", "hooks": [...]} entries rather than flat hooks
     notes: tuple[str, ...] = ()
+    jsonc = False  # the harness reads // and /* */ comments in the file
+    command_key = "command"  # the entry's member holding the command line
+    root = "hooks"  # the top-level key holding event -> entries
+    preamble: ClassVar[dict[str, object]] = {}  # keys a new file starts with
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         raise NotImplementedError
+
+    def command(self, scope: Scope, event: str) -> str:
+        """The hook command for one event (the same for every event by default)."""
+        return scope.hook_command(self.dialect)
 
     def target(self, scope: Scope) -> tuple[str, str]:
         """(folder the file must stay inside, the file's path relative to it)."""
@@ -94,42 +105,58 @@ class SettingsHarness(Harness):
         return scope.project, self.project_file
 
     def hook_set(self, scope: Scope) -> HookSet:
-        command = scope.hook_command(self.dialect)
         events = routed_events(self.dialect, self.fired)
-        return HookSet(command, {e: self.entry(e, command) for e in events}, self.grouped)
+        commands = {e: self.command(scope, e) for e in events}
+        entries = {e: self.entry(e, commands[e]) for e in events}
+        return HookSet(scope.command, entries, commands, self.command_key, self.root)
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        return [merge_hooks(path, self.hook_set(scope), list(self.notes))]
+        return [merge_hooks(path, self.hook_set(scope), list(self.notes), self.jsonc, self.preamble)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        return [unmerge_hooks(path, self.hook_set(scope))]
+        return [unmerge_hooks(path, self.hook_set(scope), self.jsonc, self.preamble)]
 
     def show(self, scope: Scope) -> str:
         root, relative = self.target(scope)
         hooks = self.hook_set(scope)
-        body = json.dumps({"hooks": {e: [entry] for e, entry in hooks.entries.items()}}, indent=2)
-        return f"# merged into {os.path.join(root, relative)}\n{body}\n"
+        body = {**self.preamble, self.root: {e: [entry] for e, entry in hooks.entries.items()}}
+        return f"# merged into {os.path.join(root, relative)}\n{json.dumps(body, indent=2)}\n"
 
 
-def merge_hooks(path: str, hooks: HookSet, notes: list[str]) -> Edit:
+def merge_hooks(
+    path: str,
+    hooks: HookSet,
+    notes: list[str],
+    jsonc: bool = False,
+    preamble: dict[str, object] | None = None,
+) -> Edit:
     before = read_text(path)
-    doc = Document(before if before is not None else "{}\n", path)
-    added = hooks.add(doc)
-    summary = f"added sciontool hooks for {', '.join(added)}" if added else "already wired"
-    return Edit(path, before, doc.text if added else before, summary, notes)
+    doc = Document(before if before is not None else "{}\n", path, jsonc)
+    if before is None:
+        for key, value in (preamble or {}).items():
+            doc.add(doc.root, key, value)
+    changed, created = hooks.add(doc)
+    if not changed:
+        return Edit(path, before, before, "already wired", notes)
+    summary = f"added sciontool hooks for {', '.join(changed)}"
+    return Edit(path, before, doc.text, summary, notes, installs=True, created_keys=created)
 
 
-def unmerge_hooks(path: str, hooks: HookSet) -> Edit:
+def unmerge_hooks(
+    path: str, hooks: HookSet, jsonc: bool = False, preamble: dict[str, object] | None = None
+) -> Edit:
+    from sciontool_py.harness import record
+
     before = read_text(path)
     if before is None:
         return Edit(path, None, None, "no such file")
-    doc = Document(before, path)
-    removed = hooks.remove(doc)
+    doc = Document(before, path, jsonc)
+    removed = hooks.remove(doc, record.keys(path))
     if not removed:
         return Edit(path, before, before, "no sciontool hooks")
     summary = f"removed sciontool hooks for {', '.join(removed)}"
-    if doc.data == {}:  # a file that held only our hooks goes
-        return Edit(path, before, None, summary + EMPTIED)
-    return Edit(path, before, doc.text, summary)
+    if record.created(path).get("file") and doc.data == (preamble or {}):
+        return Edit(path, before, None, summary + EMPTIED, uninstalls=True)  # install made it
+    return Edit(path, before, doc.text, summary, uninstalls=True)

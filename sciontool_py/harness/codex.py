@@ -44,6 +44,9 @@ FIRED = (
 )
 NOTIFY_EVENT = "agent-turn-complete"  # the type of the JSON notify passes
 TIMEOUT_SECONDS = 30
+# Codex 0.171.0 clamps these events' timeouts to 3 s and warns about it on every run.
+SHORT_TIMEOUT_SECONDS = 3
+SHORT_EVENTS = frozenset(("SessionEnd", "Interrupt"))
 TRUST_NOTE = (
     "Codex runs these hooks only once trusted (review them in the codex TUI); a project's "
     ".codex/ layer loads only in a trusted project; `codex exec --dangerously-bypass-hook-trust` "
@@ -58,7 +61,8 @@ class Codex(SettingsHarness):
     notes = (TRUST_NOTE,)
 
     def entry(self, event: str, command: str) -> dict[str, object]:
-        return {"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]}
+        timeout = SHORT_TIMEOUT_SECONDS if event in SHORT_EVENTS else TIMEOUT_SECONDS
+        return {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
 
     def target(self, scope: Scope) -> tuple[str, str]:
         return self.layer_file(scope, "hooks.json")
@@ -88,24 +92,26 @@ class Codex(SettingsHarness):
             if after == (before or ""):
                 edits.append(Edit(path, before, before, "notify already set"))
             else:
-                edits.append(Edit(path, before, after, "set notify to sciontool"))
+                edits.append(Edit(path, before, after, "set notify to sciontool", installs=True))
         edits[-1].notes.extend(self.notes)
         return edits
 
     def uninstall(self, scope: Scope) -> list[Edit]:
+        from sciontool_py.harness import record
+
         edits = [unmerge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope))]
         path = resolve_target(*self.layer_file(scope, "config.toml"))
         before = read_text(path)
-        argv = scope.hook_argv(self.dialect)
         if before is None:
             edits.append(Edit(path, None, None, "no such file"))
+            return edits
+        after = tomledit.unset_notify(before, scope.hook_argv(self.dialect), path)
+        if after == before:
+            edits.append(Edit(path, before, before, "no sciontool notify"))
+        elif not after.strip() and record.created(path).get("file"):
+            edits.append(Edit(path, before, None, "removed sciontool's notify" + EMPTIED, uninstalls=True))
         else:
-            after = tomledit.unset_notify(before, argv, path)
-            summary = "removed sciontool's notify" if after != before else "no sciontool notify"
-            if not after.strip():
-                edits.append(Edit(path, before, None, summary + EMPTIED))
-            else:
-                edits.append(Edit(path, before, after, summary))
+            edits.append(Edit(path, before, after, "removed sciontool's notify", uninstalls=True))
         return edits
 
     def show(self, scope: Scope) -> str:

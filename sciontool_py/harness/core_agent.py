@@ -15,7 +15,6 @@ class CoreAgent(SettingsHarness):
     name = "core-agent"
     dialect = "core-agent"
     fired = FIRED
-    grouped = False
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         return {"command": command, "timeout_seconds": TIMEOUT_SECONDS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import write_file
@@ -22,29 +23,70 @@ def resolve_target(root: str, relative: str) -> str:
 
 
 def read_text(path: str) -> str | None:
-    """The file's text; None when it does not exist."""
+    """The file's text; None when it does not exist. Only a regular file is read, opened
+    without blocking: a FIFO in its place would hold install until killed."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise SciontoolError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SciontoolError(f"{path}: not a regular file; left untouched")
+        with open(fd, encoding="utf-8", newline="", closefd=False) as handle:
+            return handle.read()
     except UnicodeDecodeError:
         raise SciontoolError(f"{path}: not UTF-8 text; left untouched") from None
     except OSError as exc:
         raise SciontoolError(f"{path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
-def replace(path: str, before: str | None, after: str | None) -> str | None:
-    """Write after (None: delete) over before; returns the backup's path when there was a file."""
-    backup = None
+def make_folders(folder: str) -> None:
+    """folder and any missing parent, each 0755 (less under a stricter umask): under umask 000,
+    os.makedirs would leave them 0777, open to another local user's hooks."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o755)  # the umask can only take permissions away from this
+        except FileExistsError:
+            pass
+
+
+def missing_dirs(path: str) -> list[str]:
+    """The folders above path that do not exist yet, outermost first."""
+    missing = []
+    folder = os.path.dirname(path)
+    while folder and not os.path.lexists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing[::-1]
+
+
+def replace(path: str, before: str | None, after: str | None, backup: bool = False) -> str | None:
+    """Write after (None: delete) over before, keeping the file's mode; with backup, the previous
+    file is kept as FILE.bak first. Returns the backup's path, if one was written."""
+    kept = None
     try:
         if before is not None:
             mode = os.stat(path).st_mode & 0o777
-            backup = path + BACKUP_SUFFIX
-            write_file(backup, before, mode)
+            if backup:
+                kept = path + BACKUP_SUFFIX
+                write_file(kept, before, mode)
         else:
             mode = 0o644
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            make_folders(os.path.dirname(path))
         if after is None:
             os.unlink(path)
         else:
@@ -52,7 +94,16 @@ def replace(path: str, before: str | None, after: str | None) -> str | None:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else f"{path}: "
         raise SciontoolError(f"{where}{exc.strerror or exc}") from None
-    return backup
+    return kept
+
+
+def remove_empty_dirs(dirs: list[str]) -> None:
+    """Remove those of these folders (outermost first) that are empty, innermost first."""
+    for folder in reversed(dirs):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass  # not empty (or gone): it stays, and so do the folders holding it
 
 
 def unified_diff(path: str, before: str | None, after: str | None) -> str:

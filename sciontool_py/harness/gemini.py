@@ -28,6 +28,7 @@ class Gemini(SettingsHarness):
     fired = FIRED
     project_file = ".gemini/settings.json"
     user_file = ".gemini/settings.json"
+    jsonc = True  # Gemini CLI strips // and /* */ comments from its settings
     notes = (
         "Gemini CLI loads a project's .gemini/settings.json only in a trusted folder when "
         "security.folderTrust is enabled.",

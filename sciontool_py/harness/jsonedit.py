@@ -91,10 +91,15 @@ class _Scanner:
 
 
 class Document:
-    """A JSON file's text, its parsed value and its spans, kept in step by every edit."""
+    """A JSON file's text, its parsed value and its spans, kept in step by every edit.
 
-    def __init__(self, text: str, path: str) -> None:
+    With comments=True the text may hold `//` and `/* */` comments (JSONC, as Gemini CLI
+    reads its settings): they are read as whitespace and kept where they are.
+    """
+
+    def __init__(self, text: str, path: str, comments: bool = False) -> None:
         self.path = path
+        self.comments = comments
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self._set(text)
         if not isinstance(self.data, dict):
@@ -102,12 +107,30 @@ class Document:
         self.unit = _indent_unit(text)
 
     def _set(self, text: str) -> None:
+        plain = blank_comments(text) if self.comments else text
         try:
-            self.data = json.loads(text)
+            self.data = json.loads(plain, object_pairs_hook=self._unique)
+            self.root = _Scanner(plain).value(0)
         except ValueError as exc:
             raise SciontoolError(f"{self.path}: cannot parse: {exc}; left untouched") from None
+        except RecursionError:
+            raise SciontoolError(f"{self.path}: nested too deeply to edit; left untouched") from None
         self.text = text
-        self.root = _Scanner(text).value(0)
+
+    def _unique(self, pairs: list[tuple[str, object]]) -> dict[str, object]:
+        # With a key twice, readers disagree on which copy counts (json: the last); an edit
+        # of one copy could be dead. Refuse rather than guess.
+        data = dict(pairs)
+        if len(data) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise SciontoolError(
+                        f"{self.path}: the key {json.dumps(key)} appears twice in one object; "
+                        "remove one copy, then run again (left untouched)"
+                    )
+                seen.add(key)
+        return data
 
     def find(self, *path: str | int) -> Node | None:
         node: Node | None = self.root
@@ -160,6 +183,34 @@ class Document:
 
     def _splice(self, start: int, end: int, new: str) -> None:
         self._set(self.text[:start] + new + self.text[end:])
+
+
+def blank_comments(text: str) -> str:
+    """text with each comment's characters turned into spaces (line ends kept), so every
+    offset stays where it was; strings are left alone."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            while i < n and text[i] not in "\r\n":
+                out[i] = " "
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for j in range(i, end):
+                if text[j] not in "\r\n":
+                    out[j] = " "
+            i = end
+        else:
+            i += 1
+    return "".join(out)
 
 
 def _line_indent(text: str, pos: int) -> str:

@@ -26,7 +26,7 @@ def bridge_source(scope: Scope, dialect: str) -> str:
     with open(template, encoding="utf-8") as handle:
         text = handle.read()
     command = scope.hook_argv(dialect)
-    forward = list(find_dialect(dialect).mappings)
+    forward = list(find_dialect(dialect, write_cache=False).mappings)
     return text.replace("__COMMAND__", json.dumps(command)).replace("__FORWARD__", json.dumps(forward))
 
 
@@ -55,14 +55,14 @@ class Opencode(Harness):
         if before == after:
             return [Edit(path, before, before, "already wired")]
         verb = "updated" if before is not None else "wrote"
-        return [Edit(path, before, after, f"{verb} the opencode bridge plugin")]
+        return [Edit(path, before, after, f"{verb} the opencode bridge plugin", installs=True)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
         before = self._existing(path)
         if before is None:
             return [Edit(path, None, None, "no such file")]
-        return [Edit(path, before, None, "removed the opencode bridge plugin")]
+        return [Edit(path, before, None, "removed the opencode bridge plugin", uninstalls=True)]
 
     def show(self, scope: Scope) -> str:
         path = os.path.join(*self.target(scope))

@@ -14,8 +14,10 @@ import sys
 from sciontool_py.errors import SciontoolError
 
 MARK = "# Scion's hook gets Codex's end-of-turn notification (sciontool harness install codex)"
+# Before a notify line of the user's that `install --force` replaced: uninstall restores it.
+KEPT = "# kept by sciontool harness install codex --force: "
 _HEADER = re.compile(r"\s*\[")
-_NOTIFY = re.compile(r"\s*notify\s*=")
+_NOTIFY = re.compile(r"""\s*(notify|"notify"|'notify')\s*=""")
 
 
 def _parse(text: str, path: str) -> dict[str, object]:
@@ -29,30 +31,65 @@ def _parse(text: str, path: str) -> dict[str, object]:
         raise SciontoolError(f"{path}: cannot parse: {exc}; left untouched") from None
 
 
-def _complete(lines: list[str]) -> bool:
-    """True when lines end between two statements (not inside a multi-line value)."""
-    try:
-        _parse("".join(lines), "")
-    except SciontoolError:
-        return False
-    return True
+def _boundaries(lines: list[str]) -> list[bool]:
+    """For each line (and the end), whether a statement may start there: outside any string and
+    any open array or inline table.
+
+    One pass over the text (parsing every prefix was quadratic: 105 s for a 3,000-line array).
+    A mistake here cannot damage a file: every edit is parsed again by _checked.
+    """
+    at = [False] * (len(lines) + 1)
+    depth = 0
+    quote = ""  # the open string's delimiter: ", ', \"\"\" or \'\'\'
+    for number, line in enumerate(lines):
+        at[number] = depth == 0 and not quote
+        i, n = 0, len(line)
+        while i < n:
+            if quote:
+                if line.startswith(quote, i):
+                    i += len(quote)
+                    while len(quote) == 3 and line.startswith(quote[0], i):
+                        i += 1  # up to two quotes may end a multi-line string's content
+                    quote = ""
+                elif line[i] == "\\" and quote[0] == '"':
+                    i += 2
+                else:
+                    i += 1
+                continue
+            char = line[i]
+            if char == "#":
+                break
+            if char in "\"'":
+                quote = char * 3 if line.startswith(char * 3, i) else char
+                i += len(quote)
+                continue
+            if char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth = max(depth - 1, 0)
+            i += 1
+        if len(quote) == 1:
+            quote = ""  # a one-line string cannot go on: the file is invalid, tomllib says so
+    at[len(lines)] = depth == 0 and not quote
+    return at
 
 
-def _root_end(lines: list[str]) -> int:
+def _root_end(lines: list[str], at: list[bool]) -> int:
     """Index of the first table header line (the end of the top-level keys), or len(lines)."""
     for i, line in enumerate(lines):
-        if _HEADER.match(line) and _complete(lines[:i]):
+        if at[i] and _HEADER.match(line):
             return i
     return len(lines)
 
 
-def _notify_span(lines: list[str], end: int) -> tuple[int, int] | None:
+def _notify_span(lines: list[str], end: int, at: list[bool]) -> tuple[int, int] | None:
     """The lines [start, stop) of the top-level notify statement."""
     for i in range(end):
-        if _NOTIFY.match(lines[i]) and _complete(lines[:i]):
-            for stop in range(i + 1, end + 1):
-                if _complete(lines[:stop]):
-                    return i, stop
+        if at[i] and _NOTIFY.match(lines[i]):
+            stop = i + 1
+            while stop < end and not at[stop]:
+                stop += 1
+            return i, stop
     return None
 
 
@@ -61,8 +98,17 @@ def render(argv: list[str]) -> str:
     return "notify = [" + ", ".join(json.dumps(arg, ensure_ascii=False) for arg in argv) + "]"
 
 
+def is_ours(value: object, argv: list[str]) -> bool:
+    """notify running sciontool's hook: this argv, or the same arguments after another program."""
+    tail = argv[-2:]  # ["hook", "--dialect=NAME"]
+    return value == argv or (
+        isinstance(value, list) and len(value) > len(tail) and value[-len(tail) :] == tail
+    )
+
+
 def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:
-    """text with notify = argv; an existing different notify is replaced only when forced."""
+    """text with notify = argv. Ours from another --command is replaced; another program only
+    when forced, and then its lines stay as comments that uninstall turns back."""
     data = _parse(text, path)
     current = data.get("notify")
     if current == argv:
@@ -70,43 +116,61 @@ def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     ours = [MARK + newline, render(argv) + newline]
-    end = _root_end(lines)
-    span = _notify_span(lines, end)
+    at = _boundaries(lines)
+    end = _root_end(lines, at)
+    span = _notify_span(lines, end, at)
     if span is not None:
-        if not force:
+        start, stop = span
+        if is_ours(current, argv):
+            if start > 0 and lines[start - 1].rstrip("\r\n") == MARK:
+                start -= 1
+        elif not force:
             raise SciontoolError(
                 f"{path}: notify is already {json.dumps(current)}; Codex runs only one notify "
-                "program: pass --force to replace it (the file is backed up)"
+                "program: pass --force to replace it (uninstall puts it back)"
             )
-        lines[span[0] : span[1]] = ours
+        else:
+            ours += [KEPT + line for line in lines[start:stop]]
+        lines[start:stop] = ours
     else:
         while end > 0 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
             end -= 1  # comments and blank lines just above a table belong to it
         if end == len(lines) and lines and not lines[-1].endswith("\n"):
             lines[-1] += newline
         lines[end:end] = ours
-    return _checked("".join(lines), data, argv, path)
+    new = "".join(lines)
+    _checked(new, data, path)
+    if _parse(new, path).get("notify") != argv:
+        raise SciontoolError(f"{path}: cannot set notify without changing other settings; left untouched")
+    return new
 
 
 def unset_notify(text: str, argv: list[str], path: str) -> str:
-    """text without our notify (and its comment); any other notify stays."""
+    """text without our notify (and its comment), with the user's notify that install --force
+    replaced put back; any other notify stays."""
     data = _parse(text, path)
-    if data.get("notify") != argv:
+    if not is_ours(data.get("notify"), argv):
         return text
     lines = text.splitlines(keepends=True)
-    span = _notify_span(lines, _root_end(lines))
-    assert span is not None  # the parser found it at the top level
+    at = _boundaries(lines)
+    span = _notify_span(lines, _root_end(lines, at), at)
+    if span is None:  # written in a way this line editor does not read (an escape in the key)
+        raise SciontoolError(f"{path}: cannot find the notify line to remove; left untouched")
     start, stop = span
     if start > 0 and lines[start - 1].rstrip("\r\n") == MARK:
         start -= 1
-    del lines[start:stop]
-    return _checked("".join(lines), data, None, path)
-
-
-def _checked(new: str, old: dict[str, object], notify: list[str] | None, path: str) -> str:
-    expected = {k: v for k, v in old.items() if k != "notify"}
-    if notify is not None:
-        expected["notify"] = notify
-    if _parse(new, path) != expected:
-        raise SciontoolError(f"{path}: cannot edit notify without changing other settings; left untouched")
+    kept = stop
+    while kept < len(lines) and lines[kept].startswith(KEPT):
+        kept += 1
+    restored = [line[len(KEPT) :] if line.startswith(KEPT) else line for line in lines[stop:kept]]
+    lines[start:kept] = restored
+    new = "".join(lines)
+    _checked(new, data, path)
     return new
+
+
+def _checked(new: str, old: dict[str, object], path: str) -> None:
+    """Every setting but notify must read as before, or nothing is written."""
+    parsed = _parse(new, path)
+    if {k: v for k, v in parsed.items() if k != "notify"} != {k: v for k, v in old.items() if k != "notify"}:
+        raise SciontoolError(f"{path}: cannot edit notify without changing other settings; left untouched")

@@ -16,10 +16,13 @@ import time
 
 from sciontool_py import gojson
 from sciontool_py.console import cut, escape_controls, redact
+from sciontool_py.errors import HubError, Refused
 from sciontool_py.fs import failure, read_bytes
 from sciontool_py.hub import transport
-from sciontool_py.hub.transport import HubError, Refused
-from sciontool_py.log.writer import write_line
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.log.writer import AgentLog
 
 BUDGET_SECONDS = 3.0  # all hub traffic of one hook call, retries included
 CALL_SECONDS = 5.0  # Scion's timeout of one call, within what is left of the budget
@@ -47,11 +50,25 @@ _BODY_ORDER = (
 
 
 class Hub:
-    def __init__(self, endpoint: str, agent_id: str, token: str) -> None:
+    """One entry point's hub: budget (seconds for all its traffic, retries included) and
+    first_backoff are knobs a test may turn; failures go to log."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        agent_id: str,
+        token: str,
+        log: AgentLog,
+        budget: float = BUDGET_SECONDS,
+        first_backoff: float = FIRST_BACKOFF,
+    ) -> None:
         self.endpoint = endpoint
         self.agent_id = agent_id
         self.token = token
-        self.deadline = time.monotonic() + BUDGET_SECONDS
+        self.log = log
+        self.budget = budget
+        self.first_backoff = first_backoff
+        self.deadline = time.monotonic() + budget
         from urllib.parse import unquote
 
         userinfo = endpoint.partition("://")[2].partition("/")[0].rpartition("@")[0]
@@ -60,13 +77,13 @@ class Hub:
         self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
 
     @classmethod
-    def from_env(cls, home: str, warn: bool = True) -> Hub | None:
+    def from_env(cls, home: str, log: AgentLog, warn: bool = True, **knobs: float) -> Hub | None:
         """The hub the environment configures; warn: log an unusable token file (once per hook is enough)."""
         endpoint = os.environ.get("SCION_HUB_ENDPOINT") or os.environ.get("SCION_HUB_URL")
         agent_id = os.environ.get("SCION_AGENT_ID")
-        token = _token(home, warn)
+        token = _token(home, log if warn else None)
         if endpoint and agent_id and token:
-            return cls(endpoint, agent_id, token)
+            return cls(endpoint, agent_id, token, log, **knobs)
         return None
 
     def scrub(self, text: str) -> str:
@@ -90,7 +107,7 @@ class Hub:
         cannot hold the agent past the budget.
         """
         if time.monotonic() >= self.deadline:
-            raise HubError(f"time budget of {BUDGET_SECONDS:g}s spent")
+            raise HubError(f"time budget of {self.budget:g}s spent")
         outcome: list[BaseException | None] = []
         worker = threading.Thread(
             target=self._post_capturing, args=(outcome, path, payload, retries), daemon=True
@@ -99,7 +116,7 @@ class Hub:
         worker.join(max(0.0, self.deadline - time.monotonic()))
         if not outcome:
             self.deadline = 0.0  # nothing more for this hub in this call
-            raise HubError(f"no complete answer within the time budget of {BUDGET_SECONDS:g}s")
+            raise HubError(f"no complete answer within the time budget of {self.budget:g}s")
         if outcome[0] is not None:
             raise outcome[0]
 
@@ -116,7 +133,7 @@ class Hub:
 
     def _post_retrying(self, path: str, body: bytes, retries: int) -> None:
         headers = {"Content-Type": "application/json", "X-Scion-Agent-Token": self.token}
-        backoff = FIRST_BACKOFF
+        backoff = self.first_backoff
         attempt = 0
         while True:
             attempt += 1
@@ -131,14 +148,12 @@ class Hub:
             if attempt > retries:
                 raise HubError(f"request failed after {attempt} attempts: {problem}")
             if time.monotonic() + backoff >= self.deadline:  # no time left for another attempt
-                budget = f"the time budget of {BUDGET_SECONDS:g}s"
+                budget = f"the time budget of {self.budget:g}s"
                 raise HubError(f"gave up after {attempt} attempts within {budget}: {problem}")
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
-    def report(
-        self, home: str, event: str, path: str, payload: dict[str, object], retries: int = RETRIES
-    ) -> None:
+    def report(self, event: str, path: str, payload: dict[str, object], retries: int = RETRIES) -> None:
         """post(), with any failure logged as one ERROR line instead of raised."""
         started = time.monotonic()
         try:
@@ -148,16 +163,16 @@ class Hub:
             # Scrubbed already where a server's words come in; our own never hold a secret.
             error = escape_controls(cut(str(exc), ERROR_LIMIT))
             line = f"{_WHAT[path]} failed event={event} elapsed_ms={elapsed} error={error}"
-            write_line(home, "", line, level="ERROR")
+            self.log.write("", line, level="ERROR")
 
 
-def _token(home: str, warn: bool = True) -> str:
+def _token(home: str, log: AgentLog | None) -> str:
     try:
         data = read_bytes(home, ".scion/scion-token")
         token = data.decode("utf-8").strip() if data else ""
     except OSError as exc:
-        if warn:
-            write_line(home, "", f"Hub token file not used: {failure(exc)}", level="WARN")
+        if log is not None:
+            log.write("", f"Hub token file not used: {failure(exc)}", level="WARN")
         token = ""
     except UnicodeDecodeError:
         token = ""

@@ -13,26 +13,9 @@ import binascii
 import http.client
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import HubError, Refused
 
 REPLY_READ = 4096  # bytes of an error reply read, of which the log shows less
-
-
-class HubError(SciontoolError):
-    """The hub could not be told; logged by Hub.report, never fatal to the hook.
-
-    reply holds what the server sent (a body, a bad status line), unedited;
-    cut says the server sent more than that.
-    """
-
-    def __init__(self, message: str, reply: str = "", cut: bool = False) -> None:
-        super().__init__(message)
-        self.reply = reply
-        self.cut = cut
-
-
-class Refused(HubError):
-    """A failure a retry cannot fix: a 3xx or 4xx answer, an unusable endpoint."""
 
 
 def post(endpoint: str, path: str, headers: dict[str, str], body: bytes, timeout: float) -> None:

@@ -26,7 +26,7 @@ from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fastpath import ERROR_LIMIT
 from sciontool_py.fs import home_dir
-from sciontool_py.log import writer
+from sciontool_py.log.writer import AgentLog
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing
 if TYPE_CHECKING:
@@ -82,10 +82,12 @@ def register(
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    writer.set_quiet(True)  # as `sciontool hook`: agent.log has every line, the app's stderr none
+    log = AgentLog(
+        home_dir(), quiet=True
+    )  # as `sciontool hook`: agent.log has every line, the app's stderr none
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciontool-hook")
     for event in EVENTS:
-        hook_manager.register(event, callback=relay(spec, event, worker))
+        hook_manager.register(event, callback=relay(spec, event, worker, log))
 
 
 def command_line(executable: str, dialect: str, event: str) -> str:
@@ -95,47 +97,79 @@ def command_line(executable: str, dialect: str, event: str) -> str:
     return f"{shlex.quote(executable)} hook --dialect={shlex.quote(dialect)} --event={event}"
 
 
-def relay(spec: DialectSpec, event: str, worker: Executor) -> Callable[[dict[str, object]], Awaitable[None]]:
+def relay(
+    spec: DialectSpec, event: str, worker: Executor, log: AgentLog
+) -> Callable[[dict[str, object]], Awaitable[None]]:
     """The callback for one event: the context, as a command hook would read it, to the worker."""
     import asyncio
-    import json
-
-    from sciontool_py.hook import parse_envelope
 
     async def callback(context: dict[str, object]) -> None:
         try:
-            # Read the context once, here: it is agentino's own dict (PreToolUse's "arguments"
-            # is the very dict the tool then runs with), which the hook must not hold or
-            # change. The bytes are those agentino pipes to a command hook, so both modes
-            # read the same event; a value JSON cannot hold is written as its str() instead
-            # of costing the event.
-            payload = parse_envelope(json.dumps(context, default=str).encode())
-            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, payload, event)
-        except Exception as exc:  # an observer: nothing reaches agentino
-            log_failure(event, exc)
+            # Everything, the JSON round trip included, runs on the worker: a 100 MB context
+            # must not hold the agent's event loop. agentino awaits this callback, so its
+            # context (PreToolUse's "arguments" is the very dict the tool then runs with)
+            # is not used by the agent until the worker has read it.
+            await asyncio.get_running_loop().run_in_executor(worker, deliver, spec, context, event, log)
+        except asyncio.CancelledError:
+            raise  # the agent cancelled its own task: not an error of the hook's
+        except BaseException as exc:  # an observer: nothing reaches agentino, not even SystemExit
+            log_failure(log, event, exc)
 
     return callback
 
 
-def deliver(spec: DialectSpec, payload: object, event: str) -> None:
-    """One decoded context through the receiver's pipeline (on the worker thread); never raises."""
-    from sciontool_py.hook import receive
+def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: AgentLog) -> None:
+    """One context through the receiver's pipeline (on the worker thread); never raises."""
+    from sciontool_py.hook import parse_envelope, receive
 
     try:
-        answer = receive(spec, payload, event)
-    except Exception as exc:
-        log_failure(event, exc)
+        # The bytes agentino pipes to a command hook, so both modes read the same event.
+        payload = parse_envelope(encode_context(context))
+        answer = receive(spec, payload, log, event)
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt from an object's __str__ too
+        log_failure(log, event, exc)
         return
     from sciontool_py.telemetry import after_answer
 
-    after_answer(home_dir(), answer)  # as the hook does once it has answered; never raises
+    after_answer(log, answer)  # as the hook does once it has answered; never raises
 
 
-def log_failure(event: str, exc: Exception) -> None:
-    """The hook's one-line error, in agent.log: the application's stderr is not the agent's."""
-    if isinstance(exc, SciontoolError):
-        message = str(exc)
-    else:
-        message = f"internal error: {type(exc).__name__}: {exc}"
-    line = cut(f"sciontool hook --event={event}: {message}", ERROR_LIMIT)
-    writer.write_line(home_dir(), "", line, level="ERROR")
+def encode_context(context: dict[str, object]) -> bytes:
+    """json.dumps(context) as agentino writes it for a command hook, except that what JSON
+    cannot hold is taken as its text rather than costing the event: a value (a Path), a key
+    (a tuple), even an object whose str() raises."""
+    import json
+
+    try:
+        return json.dumps(context, default=_text).encode()
+    except TypeError:  # a key JSON cannot hold: only then walk the context
+        return json.dumps(_text_keys(context), default=_text).encode()
+
+
+def _text(value: object) -> str:
+    try:
+        return str(value)
+    except BaseException:  # SystemExit or KeyboardInterrupt from __str__ included
+        return f"<{type(value).__name__} without a text form>"
+
+
+def _text_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {
+            key if isinstance(key, (str, int, float, bool)) or key is None else _text(key): _text_keys(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(item) for item in value]
+    return value
+
+
+def log_failure(log: AgentLog, event: str, exc: BaseException) -> None:
+    """The hook's one-line error, in agent.log: the application's stderr is not the agent's;
+    an internal error's traceback too, at DEBUG."""
+    where = f"sciontool hook --event={event}"
+    internal = not isinstance(exc, SciontoolError)
+    message = f"internal error: {type(exc).__name__}: {_text(exc)}" if internal else str(exc)
+    log.write("", cut(f"{where}: {message}", ERROR_LIMIT), level="ERROR")
+    if internal:
+        log.traceback(where, exc)

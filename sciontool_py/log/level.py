@@ -10,11 +10,12 @@ dropped. Without SCION_LOG_LEVEL, any SCION_DEBUG value means debug.
 
 from __future__ import annotations
 
-import os
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 LEVELS = {"debug": -4, "info": 0, "warn": 4, "warning": 4, "error": 8}  # slog's numbers
 _INFO = LEVELS["info"]
-_spec: tuple[int, dict[str, int]] | None = None  # read once per process, like Scion's
 
 
 def parse_spec(text: str) -> tuple[int, dict[str, int]]:
@@ -38,20 +39,20 @@ def parse_spec(text: str) -> tuple[int, dict[str, int]]:
     return default, components
 
 
-def _current() -> tuple[int, dict[str, int]]:
-    global _spec
-    if _spec is None:
-        text = os.environ.get("SCION_LOG_LEVEL", "").strip()
-        if text:
-            _spec = parse_spec(text)
-        else:
-            _spec = (LEVELS["debug"] if os.environ.get("SCION_DEBUG") else _INFO, {})
-    return _spec
+def from_env(env: Mapping[str, str]) -> tuple[int, dict[str, int]]:
+    """The spec the environment sets: SCION_LOG_LEVEL, else SCION_DEBUG (any value: debug).
+
+    Read once per entry point (AgentLog does), as Scion reads it once per process.
+    """
+    text = env.get("SCION_LOG_LEVEL", "").strip()
+    if text:
+        return parse_spec(text)
+    return (LEVELS["debug"] if env.get("SCION_DEBUG") else _INFO, {})
 
 
-def enabled(level: str, tag: str) -> bool:
-    """Whether a line at level (INFO, WARN, ERROR, DEBUG) with this tag is written."""
-    default, components = _current()
+def enabled(spec: tuple[int, dict[str, int]], level: str, tag: str) -> bool:
+    """Whether a line at level (INFO, WARN, ERROR, DEBUG) with this tag is written under spec."""
+    default, components = spec
     value = LEVELS[level.lower()]
     if tag and components:
         name = tag.lower()

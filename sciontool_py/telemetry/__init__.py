@@ -22,7 +22,6 @@ import os
 import time
 
 from sciontool_py.fs import failure
-from sciontool_py.log.writer import write_line
 from sciontool_py.telemetry import settings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -31,17 +30,19 @@ if TYPE_CHECKING:
 
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.hook import Answer
+    from sciontool_py.log.writer import AgentLog
 
 
-def after_answer(home: str, answer: Answer) -> None:
+def after_answer(log: AgentLog, answer: Answer) -> None:
     """Telemetry for the event the hook just answered; never raises."""
     event = answer.event
     env = os.environ
+    home = log.home
     if event is None or event.name not in settings.SPAN_NAMES or not settings.enabled(env):
         return
     try:
-        reports = _hub_configured(home, env) and _count(home, event, env)
-        drain_fd = _spool(home, event, env, time.time_ns())
+        reports = _hub_configured(log, env) and _count(log, event, env)
+        drain_fd = _spool(log, event, env, time.time_ns())
         if drain_fd is None and not reports:
             return
         from sciontool_py.telemetry import launch
@@ -54,38 +55,35 @@ def after_answer(home: str, answer: Answer) -> None:
         if reports:
             from sciontool_py.telemetry import session
 
-            session.hand_over(home, pid)
+            session.hand_over(log, pid)
     except OSError as exc:
-        _debug(home, f"Hook telemetry skipped: {failure(exc)}")
+        log.debug(f"Hook telemetry skipped: {failure(exc)}")
     except Exception as exc:  # an observer's observer: nothing may fail the hook
-        _debug(home, f"Hook telemetry skipped: {type(exc).__name__}: {exc}")
+        log.debug(f"Hook telemetry skipped: {type(exc).__name__}: {exc}")
 
 
-def _debug(home: str, message: str) -> None:
-    write_line(home, "", message, level="DEBUG")
-
-
-def _hub_configured(home: str, env: Mapping[str, str]) -> bool:
+def _hub_configured(log: AgentLog, env: Mapping[str, str]) -> bool:
     if not (env.get("SCION_HUB_ENDPOINT") or env.get("SCION_HUB_URL")):
         return False
     from sciontool_py.hub.client import Hub  # imported by the hub handler already
 
-    return Hub.from_env(home, warn=False) is not None
+    return Hub.from_env(log.home, log, warn=False) is not None
 
 
-def _count(home: str, event: CanonicalEvent, env: Mapping[str, str]) -> bool:
+def _count(log: AgentLog, event: CanonicalEvent, env: Mapping[str, str]) -> bool:
     from sciontool_py.telemetry import session
 
-    return session.count(home, event, env)
+    return session.count(log, event, env)
 
 
-def _spool(home: str, event: CanonicalEvent, env: Mapping[str, str], now_ns: int) -> int | None:
+def _spool(log: AgentLog, event: CanonicalEvent, env: Mapping[str, str], now_ns: int) -> int | None:
     """Spool the event when a worker runs or something listens; the spool folder, locked, when
     this call must start the worker that drains it (else None)."""
+    home = log.home
     endpoint = settings.endpoint(env)
     if endpoint is None:
         protocol = env.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
-        _debug(home, f"Hook telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported")
+        log.debug(f"Hook telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported")
         return None
     from sciontool_py.telemetry import launch, spool
 
@@ -94,7 +92,7 @@ def _spool(home: str, event: CanonicalEvent, env: Mapping[str, str], now_ns: int
         # A running worker takes the record without a probe; otherwise look before starting one.
         if locked and endpoint.probe is not None and not launch.listening(*endpoint.probe):
             host, port = endpoint.probe
-            _debug(home, f"Hook telemetry: nothing listens on {host}:{port}; {event.name} not exported")
+            log.debug(f"Hook telemetry: nothing listens on {host}:{port}; {event.name} not exported")
             return None
         if folder < 0:
             folder, locked = spool.open_locked_or_not(home, create=True)

@@ -19,8 +19,9 @@ import os
 import time
 
 from sciontool_py import gojson
+from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
-from sciontool_py.log.writer import timestamp, write_line
+from sciontool_py.log.writer import timestamp
 from sciontool_py.telemetry.settings import SPAN_NAMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.log.writer import AgentLog
 
 FILE = ".scion/session-metrics.json"
 LOCK = FILE + ".lock"
@@ -52,44 +54,44 @@ _MODEL_TOKENS = (
 )
 
 
-def debug(home: str, message: str) -> None:
-    write_line(home, "", f"Session metrics: {message}", level="DEBUG")
+def debug(log: AgentLog, message: str) -> None:
+    log.debug(f"Session metrics: {message}")
 
 
-def count(home: str, event: CanonicalEvent, env: Mapping[str, str]) -> bool:
+def count(log: AgentLog, event: CanonicalEvent, env: Mapping[str, str]) -> bool:
     """Count one event (the hook's part); True when a report waits for a sender."""
     if event.name not in SPAN_NAMES:
         return False
     try:
-        ensure_folder(home, ".scion")
-        with FileLock(home, LOCK):
-            state = _load(home)
-            if _apply(home, state, event, env):
-                _save(home, state)
+        ensure_folder(log.home, ".scion")
+        with FileLock(log.home, LOCK):
+            state = _load(log)
+            if _apply(log, state, event, env):
+                _save(log, state)
             return any(_abandoned(report, time.time_ns()) for report in _pending(state))
     except OSError as exc:
-        debug(home, f"{event.name} not counted: {failure(exc)}")
+        debug(log, f"{event.name} not counted: {failure(exc)}")
         return False
 
 
-def hand_over(home: str, pid: int) -> None:
+def hand_over(log: AgentLog, pid: int) -> None:
     """Claim the abandoned reports for the worker pid, so that the hooks that follow do not start
     another sender for them (the worker also claims them itself, should this never run)."""
-    _claim(home, pid)
+    _claim(log, pid)
 
 
-def claim(home: str) -> list[dict[str, object]]:
+def claim(log: AgentLog) -> list[dict[str, object]]:
     """The summaries of the reports this process now sends: abandoned ones and its own."""
-    return _claim(home, os.getpid())
+    return _claim(log, os.getpid())
 
 
-def complete(home: str, session_ids: list[str]) -> None:
+def complete(log: AgentLog, session_ids: list[str]) -> None:
     """Drop this process's reports for session_ids once their send was attempted (Scion drops a
     report the hub refused too, so it is not sent forever)."""
     pid = os.getpid()
     try:
-        with FileLock(home, LOCK):
-            state = _load(home)
+        with FileLock(log.home, LOCK):
+            state = _load(log)
             kept = [
                 r
                 for r in _pending(state)
@@ -97,9 +99,9 @@ def complete(home: str, session_ids: list[str]) -> None:
             ]
             if len(kept) != len(_pending(state)):
                 state["pending"] = kept
-                _save(home, state)
+                _save(log, state)
     except OSError as exc:
-        debug(home, f"reports sent but not marked so: {failure(exc)}")
+        debug(log, f"reports sent but not marked so: {failure(exc)}")
 
 
 def payload(summary: dict[str, object], now_ns: int) -> dict[str, object]:
@@ -130,7 +132,7 @@ def payload(summary: dict[str, object], now_ns: int) -> dict[str, object]:
     return body
 
 
-def _apply(home: str, state: dict[str, object], event: CanonicalEvent, env: Mapping[str, str]) -> bool:
+def _apply(log: AgentLog, state: dict[str, object], event: CanonicalEvent, env: Mapping[str, str]) -> bool:
     """Scion's aggregator rules for one event; False when the event is ignored."""
     agg = _aggregator(state)
     session_id = event.text("session_id")
@@ -141,7 +143,7 @@ def _apply(home: str, state: dict[str, object], event: CanonicalEvent, env: Mapp
         agg = _zero()
     elif agg["session_id"] and session_id and agg["session_id"] != session_id:
         debug(
-            home,
+            log,
             f"{event.name} of session {session_id} discards the unreported counts of {agg['session_id']}",
         )
         agg = _zero()
@@ -154,7 +156,9 @@ def _apply(home: str, state: dict[str, object], event: CanonicalEvent, env: Mapp
     elif name == "tool-end":
         tools = agg.setdefault("tool_calls", {})
         assert isinstance(tools, dict)
-        stats = tools.setdefault(event.text("tool_name"), {"calls": 0, "success": 0, "error": 0})
+        # Cut as agent-info cuts it: a 2 MB name would push the file past its 1 MiB limit.
+        name = cut(event.text("tool_name"), TOOL_NAME_LIMIT)
+        stats = tools.setdefault(name, {"calls": 0, "success": 0, "error": 0})
         stats["calls"] += 1
         stats["error" if event.text("error") else "success"] += 1
     elif name == "model-end" and env.get("SCION_USAGE_SOURCE", "") != "native":
@@ -168,9 +172,9 @@ def _apply(home: str, state: dict[str, object], event: CanonicalEvent, env: Mapp
         summary = _finalize(agg, event, env)
         state["aggregator"] = _zero()
         if summary["SessionID"]:
-            _add_pending(home, state, summary)
+            _add_pending(log, state, summary)
         else:
-            debug(home, "a session without an id is not reported (the hub requires one)")
+            debug(log, "a session without an id is not reported (the hub requires one)")
     return True
 
 
@@ -237,23 +241,23 @@ def _finalize(agg: dict[str, object], event: CanonicalEvent, env: Mapping[str, s
     }
 
 
-def _add_pending(home: str, state: dict[str, object], summary: dict[str, object]) -> None:
+def _add_pending(log: AgentLog, state: dict[str, object], summary: dict[str, object]) -> None:
     """A new report, unclaimed (the worker that sends it claims it); one of the same session is
     replaced, and past MAX_PENDING the oldest are dropped."""
     kept = [r for r in _pending(state) if _summary(r).get("SessionID") != summary["SessionID"]]
     kept.append({"summary": summary, "claimed_at": ZERO_TIME})
     for report in kept[:-MAX_PENDING]:
         debug(
-            home,
+            log,
             f"dropping the unsent report of session {_summary(report).get('SessionID')}: too many pending",
         )
     state["pending"] = kept[-MAX_PENDING:]
 
 
-def _claim(home: str, pid: int) -> list[dict[str, object]]:
+def _claim(log: AgentLog, pid: int) -> list[dict[str, object]]:
     try:
-        with FileLock(home, LOCK):
-            state = _load(home)
+        with FileLock(log.home, LOCK):
+            state = _load(log)
             now = time.time_ns()
             mine = []
             for report in _pending(state):
@@ -262,10 +266,10 @@ def _claim(home: str, pid: int) -> list[dict[str, object]]:
                     report["claimed_at"] = timestamp(now)
                     mine.append(_summary(report))
             if mine:
-                _save(home, state)
+                _save(log, state)
             return mine
     except OSError as exc:
-        debug(home, f"reports not claimed: {failure(exc)}")
+        debug(log, f"reports not claimed: {failure(exc)}")
         return []
 
 
@@ -292,13 +296,13 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def _load(home: str) -> dict[str, object]:
+def _load(log: AgentLog) -> dict[str, object]:
     """The state file's object, normalized; a file that is not usable reads as a new one."""
-    state, problem = read_json_file(home, FILE)
+    state, problem = read_json_file(log.home, FILE)
     if problem:
-        debug(home, f"starting over: {problem}")
+        debug(log, f"starting over: {problem}")
     elif state and state.get("version") != VERSION:
-        debug(home, f"starting over: {os.path.join(home, FILE)} has version {state.get('version')!r}")
+        debug(log, f"starting over: {os.path.join(log.home, FILE)} has version {state.get('version')!r}")
         state = {}
     state["version"] = VERSION
     state["aggregator"] = _aggregator(state)
@@ -343,14 +347,14 @@ def _tools(found: object) -> dict[str, dict[str, int]]:
     return tools
 
 
-def _save(home: str, state: dict[str, object]) -> None:
+def _save(log: AgentLog, state: dict[str, object]) -> None:
     agg = _aggregator(state)
     known = ("version", "aggregator", "closed", "pending")
     idle = not state["closed"] and not state["pending"] and not agg["session_id"] and agg["open"] is not True
     if idle and not set(state) - set(known):
-        remove(home, FILE)  # nothing left worth keeping, as Scion does
+        remove(log.home, FILE)  # nothing left worth keeping, as Scion does
         return
-    write_atomic(home, FILE, gojson.dumps(state), mode=0o600)
+    write_atomic(log.home, FILE, gojson.dumps(state), mode=0o600)
 
 
 def _int(value: object) -> int:

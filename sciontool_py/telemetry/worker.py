@@ -27,9 +27,9 @@ import json
 import os
 import time
 
-from sciontool_py.console import cut, redact
+from sciontool_py.console import cut
 from sciontool_py.fs import failure
-from sciontool_py.log import writer
+from sciontool_py.log.writer import AgentLog
 from sciontool_py.telemetry import credentials, session, settings, spool
 from sciontool_py.telemetry.launch import WORKER_FD
 from sciontool_py.telemetry.mapping import Translation, translate
@@ -39,48 +39,52 @@ LINGER_SECONDS = 1.0
 POLL_SECONDS = 0.02
 BATCH = 256  # records per export
 BATCH_BYTES = 2 << 20  # spool bytes per export (a record may be 1 MiB; a receiver takes 4 MiB a request)
-_secrets: list[str] = []  # never in a log line
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.telemetry.export import Pipeline
 
 
 def main(argv: list[str]) -> int:
-    home = argv[argv.index("--home") + 1]
-    writer.set_quiet(True)
-    _secrets[:] = credentials.secrets(os.environ)
+    # Never a credential in a log line: the worker's log redacts them all.
+    log = AgentLog(argv[argv.index("--home") + 1], quiet=True, secrets=credentials.secrets(os.environ))
     try:
         if "--reports" in argv:
-            send_reports(home)
+            send_reports(log)
         if "--drain" in argv:
-            Drainer(home, WORKER_FD).run()
+            Drainer(log, WORKER_FD).run()
     except Exception as exc:  # a worker only reports
-        debug(home, f"Hook telemetry worker stopped: {type(exc).__name__}: {exc}")
+        debug(log, f"Hook telemetry worker stopped: {type(exc).__name__}: {exc}")
     return 0
 
 
-def debug(home: str, message: str) -> None:
-    writer.write_line(home, "", cut(redact(message, _secrets), 1000), level="DEBUG")
+def debug(log: AgentLog, message: str) -> None:
+    log.debug(cut(message, 1000))
 
 
-def send_reports(home: str) -> None:
-    summaries = session.claim(home)
+def send_reports(log: AgentLog) -> None:
+    summaries = session.claim(log)
     if not summaries:
         return
     from sciontool_py.hub.client import Hub
 
-    hub = Hub.from_env(home)
+    hub = Hub.from_env(log.home, log)
     if hub is None:
-        debug(home, "Session metrics: the hub is no longer configured; reports dropped")
+        debug(log, "Session metrics: the hub is no longer configured; reports dropped")
     else:
-        for summary in summaries:
-            hub.report(home, "session-end", "metrics", session.payload(summary, time.time_ns()))
-    session.complete(home, [str(s["SessionID"]) for s in summaries])
+        for attempted, summary in enumerate(summaries):
+            if time.monotonic() >= hub.deadline:
+                # Never attempted: they stay pending, and the next hook's worker sends them.
+                debug(log, f"Session metrics: {len(summaries) - attempted} reports kept: time budget spent")
+                summaries = summaries[:attempted]
+                break
+            hub.report("session-end", "metrics", session.payload(summary, time.time_ns()))
+    session.complete(log, [str(s["SessionID"]) for s in summaries])
 
 
 class Drainer:
-    def __init__(self, home: str, folder_fd: int) -> None:
-        self.home = home
+    def __init__(self, log: AgentLog, folder_fd: int) -> None:
+        self.log = log
+        self.home = home = log.home
         self.fd = folder_fd
         self.endpoint = settings.endpoint(os.environ)
         self.pipeline: Pipeline | None = None
@@ -90,7 +94,7 @@ class Drainer:
         self.handled: set[str] = set()
         self.open_spans = OpenSpans(home)
         if self.open_spans.problem:
-            debug(home, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
+            debug(log, f"Hook telemetry: open spans forgotten: {self.open_spans.problem}")
 
     def run(self) -> None:
         spool.sweep_temp_files(self.home, self.fd, time.time())
@@ -99,7 +103,7 @@ class Drainer:
             dropped, names = spool.trim(self.fd, self.waiting())
             self.handled.update(dropped)
             if dropped:
-                debug(self.home, f"Hook telemetry: spool full; the {len(dropped)} oldest events dropped")
+                debug(self.log, f"Hook telemetry: spool full; the {len(dropped)} oldest events dropped")
             if names:
                 self.drain(names[:BATCH])
                 idle_since = time.monotonic()
@@ -149,42 +153,42 @@ class Drainer:
             self.take(name, data, out)
         if unreadable:
             debug(
-                self.home,
+                self.log,
                 f"Hook telemetry: {len(unreadable)} spooled entries set aside in "
                 f"{spool.FOLDER}/{spool.SET_ASIDE}: {'; '.join(unreadable)}",
             )
         self.open_spans.expire(time.time_ns())
         for entry in self.open_spans.dropped:
             debug(
-                self.home,
+                self.log,
                 f"Hook telemetry: {entry['name']} started at {entry['start_ns']} never ended; dropped",
             )
         self.open_spans.dropped.clear()
         try:
             self.open_spans.save()
         except OSError as exc:
-            debug(self.home, f"Hook telemetry: open spans not kept: {failure(exc)}")
+            debug(self.log, f"Hook telemetry: open spans not kept: {failure(exc)}")
         pipeline = self.ready()
         if pipeline is not None:
             pipeline.add(out)
             pipeline.export()
         elif out.spans or out.logs or out.points:
-            debug(self.home, f"Hook telemetry export dropped: {self.unusable}")
+            debug(self.log, f"Hook telemetry export dropped: {self.unusable}")
 
     def take(self, name: str, data: bytes, out: Translation) -> None:
         """One record into out; a record that cannot be telemetry is one line, and only it is lost."""
         try:
             record = json.loads(data)
         except (ValueError, RecursionError):
-            debug(self.home, f"Hook telemetry: spooled event {name} is not JSON; skipped")
+            debug(self.log, f"Hook telemetry: spooled event {name} is not JSON; skipped")
             return
         if not isinstance(record, dict):
-            debug(self.home, f"Hook telemetry: spooled event {name} is not a JSON object; skipped")
+            debug(self.log, f"Hook telemetry: spooled event {name} is not a JSON object; skipped")
             return
         try:
             translate(record, self.open_spans, out)
         except Exception as exc:  # mapping.Unusable, or what no rule foresaw: this record only
-            debug(self.home, f"Hook telemetry: spooled event {name} skipped: {exc}")
+            debug(self.log, f"Hook telemetry: spooled event {name} skipped: {exc}")
 
     def ready(self) -> Pipeline | None:
         if self.pipeline is None and not self.unusable:
@@ -203,7 +207,7 @@ class Drainer:
             try:
                 from sciontool_py.telemetry.export import Pipeline
 
-                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.home, text))
+                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.log, text))
             except Exception as exc:  # not installed, or a broken install
                 self.unusable = f"cannot set up the OpenTelemetry SDK: {type(exc).__name__}: {exc}"
         return self.pipeline

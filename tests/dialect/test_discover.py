@@ -8,10 +8,24 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from sciontool_py.dialect import discover
+from sciontool_py.dialect import discover, load
 from sciontool_py.errors import DialectError
 
-SHIPPED = ["agentino", "claude", "codex", "core-agent", "gemini", "opencode"]
+SHIPPED = [
+    "agentino",
+    "antigravity",
+    "claude",
+    "codex",
+    "copilot",
+    "core-agent",
+    "droid",
+    "gemini",
+    "grok-build",
+    "lhh",
+    "muse-code",
+    "opencode",
+    "qwen-code",
+]
 
 
 def dialect(folder: Path, declared: str, event: str = "tool-start") -> Path:
@@ -27,7 +41,7 @@ def harness(home: Path, declared: str, event: str = "notification") -> Path:
 
 
 def test_a_source_checkout_finds_the_dialects_beside_the_package() -> None:
-    assert discover.packaged_dir() == str(REPO / "dialects")
+    assert load.packaged_dir() == str(REPO / "dialects")
 
 
 def test_a_packaged_name_resolves_to_its_file(home: Path) -> None:

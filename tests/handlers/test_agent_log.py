@@ -21,7 +21,7 @@ def fallback(fallback_dir: Path) -> Path:
 def test_a_line_in_scions_format_and_its_stderr_mirror(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    writer.write_line(str(home), "executing", "Running tool: ls")
+    writer.AgentLog(str(home)).write("executing", "Running tool: ls")
     [line] = (home / "agent.log").read_text().splitlines()
     match = LOG_LINE.match(line)
     assert match and (match["level"], match["tag"], match["msg"]) == ("INFO", "executing", "Running tool: ls")
@@ -29,7 +29,7 @@ def test_a_line_in_scions_format_and_its_stderr_mirror(
 
 
 def test_a_line_without_a_tag_has_no_empty_brackets(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    writer.write_line(str(home), "", "Hub status update failed: x", level="ERROR")
+    writer.AgentLog(str(home)).write("", "Hub status update failed: x", level="ERROR")
     assert log_entries(home) == [("ERROR", None, "Hub status update failed: x")]
     assert " [sciontool] [ERROR] Hub status update failed: x" in (home / "agent.log").read_text()
     assert capsys.readouterr().err == "[sciontool] ERROR: Hub status update failed: x\n"
@@ -37,8 +37,8 @@ def test_a_line_without_a_tag_has_no_empty_brackets(home: Path, capsys: pytest.C
 
 def test_lines_are_appended_never_rewritten(home: Path) -> None:
     (home / "agent.log").write_text("written by Scion\n")
-    writer.write_line(str(home), "working", "one")
-    writer.write_line(str(home), "working", "two")
+    writer.AgentLog(str(home)).write("working", "one")
+    writer.AgentLog(str(home)).write("working", "two")
     lines = (home / "agent.log").read_text().splitlines()
     assert lines[0] == "written by Scion" and [line[-3:] for line in lines[1:]] == ["one", "two"]
 
@@ -47,7 +47,7 @@ def test_bytes_that_are_not_utf8_are_kept_as_they_came(
     home: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     message = b"Running tool: caf\xe9".decode("utf-8", "surrogateescape")
-    writer.write_line(str(home), "executing", message)
+    writer.AgentLog(str(home)).write("executing", message)
     assert (home / "agent.log").read_bytes().endswith(b"[executing] Running tool: caf\xe9\n")
     assert capsysbinary.readouterr().err.endswith(b"Running tool: caf\xe9\n")
 
@@ -55,7 +55,7 @@ def test_bytes_that_are_not_utf8_are_kept_as_they_came(
 def test_concurrent_writers_never_interleave_within_a_line(home: Path) -> None:
     def write(n: int) -> None:
         for i in range(100):
-            writer.write_line(str(home), "executing", f"writer {n} line {i} " + "x" * 200)
+            writer.AgentLog(str(home)).write("executing", f"writer {n} line {i} " + "x" * 200)
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
     for thread in threads:
@@ -71,7 +71,7 @@ def test_an_unwritable_log_falls_back_with_a_warning(
     home: Path, fallback: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (home / "agent.log").mkdir()
-    writer.write_line(str(home), "executing", "Running tool: ls")
+    writer.AgentLog(str(home)).write("executing", "Running tool: ls")
     warning = (
         f"[sciontool] WARNING: Failed to write to {home / 'agent.log'}: Is a directory. "
         f"Falling back to {fallback}."
@@ -87,7 +87,7 @@ def test_with_the_fallback_unwritable_too_the_line_is_only_on_stderr(
 ) -> None:
     (home / "agent.log").mkdir()
     fallback.mkdir()
-    writer.write_line(str(home), "working", "Tool ls completed")  # no exception: the hook goes on
+    writer.AgentLog(str(home)).write("working", "Tool ls completed")  # no exception: the hook goes on
     assert capsys.readouterr().err.endswith("[sciontool] INFO: [working] Tool ls completed\n")
 
 
@@ -139,7 +139,7 @@ def test_a_non_string_field_counts_as_missing() -> None:
 def test_a_long_prompt_is_cut_at_100_bytes_even_inside_a_character(home: Path) -> None:
     prompt = "é" * 60  # 120 bytes
     tag, message = agent_log.describe(event("prompt-submit", prompt=prompt))
-    writer.write_line(str(home), tag, message)
+    writer.AgentLog(str(home)).write(tag, message)
     assert (home / "agent.log").read_bytes().endswith(b"User prompt: " + prompt.encode()[:100] + b"...\n")
     assert agent_log.describe(event("prompt-submit", prompt="é" * 50)) == (
         "thinking",
@@ -148,8 +148,8 @@ def test_a_long_prompt_is_cut_at_100_bytes_even_inside_a_character(home: Path) -
 
 
 def test_quiet_writes_the_line_but_not_the_mirror(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    writer.set_quiet(True)  # what hook and status do: the harness captures stderr
-    writer.write_line(str(home), "executing", "Running tool: ls")
+    log = writer.AgentLog(str(home), quiet=True)  # what hook and status make: the harness captures stderr
+    log.write("executing", "Running tool: ls")
     assert capsys.readouterr().err == ""
     assert log_entries(home) == [("INFO", "executing", "Running tool: ls")]
 
@@ -169,11 +169,11 @@ def test_scion_log_level_chooses_the_lines(
 ) -> None:
     monkeypatch.setenv("SCION_LOG_LEVEL", spec)
     for level in ("DEBUG", "INFO", "WARN", "ERROR"):
-        writer.write_line(str(home), "executing", f"at {level}", level=level)
+        writer.AgentLog(str(home)).write("executing", f"at {level}", level=level)
     assert [level for level, _, _ in log_entries(home)] == written
 
 
 def test_scion_debug_alone_means_debug(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCION_DEBUG", "1")
-    writer.write_line(str(home), "", "skipped update", level="DEBUG")
+    writer.AgentLog(str(home)).write("", "skipped update", level="DEBUG")
     assert log_entries(home) == [("DEBUG", None, "skipped update")]

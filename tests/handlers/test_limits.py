@@ -10,8 +10,13 @@ import pytest
 from conftest import log_entries
 
 from sciontool_py.handlers import limits
+from sciontool_py.log.writer import AgentLog
 
 TURNS = {"max_turns": 2, "max_model_calls": 0}
+
+
+def count(home: Path, event_name: str, configured: dict[str, int]) -> tuple[dict[str, object] | None, str]:
+    return limits.count_event(str(home), event_name, configured, AgentLog(str(home)))
 
 
 @pytest.fixture
@@ -49,7 +54,7 @@ def test_limits_come_from_the_environment(
 
 
 def test_turns_are_counted_in_scions_file_format(home: Path) -> None:
-    state, exceeded = limits.count_event(str(home), "agent-end", TURNS)
+    state, exceeded = count(home, "agent-end", TURNS)
     assert exceeded == ""
     text = (home / "agent-limits.json").read_text()
     started = stored(home)["started_at"]
@@ -62,24 +67,24 @@ def test_turns_are_counted_in_scions_file_format(home: Path) -> None:
 
 
 def test_the_limit_is_exceeded_when_the_count_reaches_it(home: Path) -> None:
-    assert limits.count_event(str(home), "agent-end", TURNS)[1] == ""
-    state, exceeded = limits.count_event(str(home), "agent-end", TURNS)
+    assert count(home, "agent-end", TURNS)[1] == ""
+    state, exceeded = count(home, "agent-end", TURNS)
     assert exceeded == "max_turns of 2 exceeded (completed 2)"
     assert state["turn_count"] == 2 and stored(home)["turn_count"] == 2
 
 
 def test_model_calls_are_counted_only_with_their_limit(home: Path) -> None:
-    assert limits.count_event(str(home), "model-end", TURNS) == (None, "")
+    assert count(home, "model-end", TURNS) == (None, "")
     assert not (home / "agent-limits.json").exists()
     both = {"max_turns": 5, "max_model_calls": 1}
-    _, exceeded = limits.count_event(str(home), "model-end", both)
+    _, exceeded = count(home, "model-end", both)
     assert exceeded == "max_model_calls of 1 exceeded (completed 1)"
     assert (stored(home)["turn_count"], stored(home)["model_call_count"]) == (0, 1)
 
 
 @pytest.mark.parametrize("name", ["tool-start", "tool-end", "model-start", "agent-start", "prompt-submit"])
 def test_other_events_are_not_counted_and_write_nothing(home: Path, name: str) -> None:
-    assert limits.count_event(str(home), name, {"max_turns": 1, "max_model_calls": 1}) == (None, "")
+    assert count(home, name, {"max_turns": 1, "max_model_calls": 1}) == (None, "")
     assert not (home / "agent-limits.json").exists()
 
 
@@ -89,7 +94,7 @@ def test_counts_and_start_time_carry_over_from_the_file(home: Path) -> None:
             {"turn_count": 4, "model_call_count": 9, "started_at": "2025-01-02T03:04:05Z", "max_turns": 99}
         )
     )
-    state, exceeded = limits.count_event(str(home), "agent-end", {"max_turns": 10, "max_model_calls": 0})
+    state, exceeded = count(home, "agent-end", {"max_turns": 10, "max_model_calls": 0})
     assert exceeded == ""
     # The limits in force are the environment's, not the file's.
     assert stored(home) == {
@@ -107,14 +112,14 @@ def test_counts_and_start_time_carry_over_from_the_file(home: Path) -> None:
 )
 def test_a_count_that_is_not_a_count_starts_from_zero(home: Path, counts: dict[str, object]) -> None:
     (home / "agent-limits.json").write_text(json.dumps({**counts, "started_at": 5}))
-    limits.count_event(str(home), "agent-end", TURNS)
+    count(home, "agent-end", TURNS)
     assert stored(home)["turn_count"] == 1
     assert isinstance(stored(home)["started_at"], str)
 
 
 def test_a_damaged_file_is_logged_and_counting_restarts(home: Path) -> None:
     (home / "agent-limits.json").write_text('{"turn_count": 4, "model_call_co')
-    limits.count_event(str(home), "agent-end", TURNS)
+    count(home, "agent-end", TURNS)
     [(level, tag, message)] = log_entries(home)
     assert (level, tag) == ("ERROR", None)
     assert message.startswith(f"Failed to read agent-limits.json: parsing {home / 'agent-limits.json'}: ")
@@ -124,7 +129,7 @@ def test_a_damaged_file_is_logged_and_counting_restarts(home: Path) -> None:
 
 def test_an_unwritable_file_is_logged_and_the_limit_still_enforced(home: Path) -> None:
     (home / "agent-limits.json").mkdir()
-    _, exceeded = limits.count_event(str(home), "agent-end", {"max_turns": 1, "max_model_calls": 0})
+    _, exceeded = count(home, "agent-end", {"max_turns": 1, "max_model_calls": 0})
     assert exceeded == "max_turns of 1 exceeded (completed 1)"
     messages = [message for _, _, message in log_entries(home)]
     assert messages[0].startswith("Failed to read agent-limits.json: reading ")
@@ -132,16 +137,16 @@ def test_an_unwritable_file_is_logged_and_the_limit_still_enforced(home: Path) -
 
 
 def test_the_trigger_file_tells_scions_init_why(home: Path, trigger: Path) -> None:
-    limits.write_trigger(str(home), "max_turns of 2 exceeded (completed 2)")
+    limits.write_trigger("max_turns of 2 exceeded (completed 2)", AgentLog(str(home)))
     assert trigger.read_text() == "max_turns of 2 exceeded (completed 2)"
-    limits.write_trigger(str(home), "max_model_calls of 1 exceeded (completed 1)")
+    limits.write_trigger("max_model_calls of 1 exceeded (completed 1)", AgentLog(str(home)))
     assert trigger.read_text() == "max_model_calls of 1 exceeded (completed 1)"  # replaced, not appended
     assert log_entries(home) == []
 
 
 def test_a_trigger_that_cannot_be_written_is_logged(home: Path, trigger: Path) -> None:
     trigger.mkdir()
-    limits.write_trigger(str(home), "max_turns of 2 exceeded (completed 2)")
+    limits.write_trigger("max_turns of 2 exceeded (completed 2)", AgentLog(str(home)))
     assert log_entries(home) == [
         ("ERROR", None, f"Failed to write limits trigger file: {trigger}: Is a directory")
     ]

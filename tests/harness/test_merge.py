@@ -1,8 +1,8 @@
 """`sciontool harness install/uninstall` through the real CLI, on settings shaped like real ones.
 
 For each harness: the user's settings and hooks keep their bytes, a second install changes
-nothing, the previous file is kept as FILE.bak, --dry-run prints the diff install would apply,
-and uninstall gives back the file as it was.
+nothing, FILE.bak only with --backup, --dry-run prints the diff install would apply and writes
+nothing, and uninstall gives back the file as it was, byte for byte.
 """
 
 from __future__ import annotations
@@ -222,28 +222,31 @@ def test_install_merges_and_keeps_everything_else(case: Case, dirs: tuple[Path, 
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_install_twice_changes_nothing_and_keeps_the_first_backup(
+def test_install_twice_changes_nothing_and_backs_up_only_when_asked(
     case: Case, dirs: tuple[Path, Path]
 ) -> None:
     path, args = _setup(case, dirs)
     assert harness(dirs[1], "install", *args).returncode == 0
     installed = path.read_bytes()
     backup = Path(str(path.resolve()) + ".bak")
-    assert backup.read_text() == case.original
-    again = harness(dirs[1], "install", *args)
+    assert not backup.exists()
+    again = harness(dirs[1], "install", *args, "--backup")
     assert again.returncode == 0
     assert f"{path.resolve()}: already wired, unchanged" in again.stdout
     assert path.read_bytes() == installed
-    assert backup.read_text() == case.original
+    assert not backup.exists()  # nothing changed: nothing to back up
+    assert harness(dirs[1], "uninstall", *args, "--backup").returncode == 0
+    assert backup.read_bytes() == installed
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_dry_run_prints_the_diff_install_applies(case: Case, dirs: tuple[Path, Path]) -> None:
     path, args = _setup(case, dirs)
+    listing = sorted(p for p in dirs[0].parent.rglob("*"))
     dry = harness(dirs[1], "install", *args, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert path.read_text() == case.original
-    assert not Path(str(path.resolve()) + ".bak").exists()
+    assert sorted(p for p in dirs[0].parent.rglob("*")) == listing  # no file at all, no cache
     assert harness(dirs[1], "install", *args).returncode == 0
     real = str(path.resolve())
     expected = "".join(
@@ -266,8 +269,8 @@ def test_uninstall_gives_back_the_file_as_it_was(case: Case, dirs: tuple[Path, P
     done = harness(dirs[1], "uninstall", *args)
     assert done.returncode == 0, done.stderr
     assert "removed sciontool hooks for" in done.stdout
-    assert path.read_text() == case.original
-    assert Path(str(path.resolve()) + ".bak").read_text() == installed
+    assert path.read_bytes() == case.original.encode()
+    assert not Path(str(path.resolve()) + ".bak").exists()
     again = harness(dirs[1], "uninstall", *args)
     assert "no sciontool hooks, unchanged" in again.stdout
     assert path.read_text() == case.original
@@ -307,7 +310,10 @@ def test_codex_keeps_another_notify_unless_forced(dirs: tuple[Path, Path]) -> No
     assert forced.returncode == 0, forced.stderr
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
     assert 'model = "o3"' in config.read_text()
-    assert (home / ".codex" / "config.toml.bak").read_text() == original
+    # The user's notify stays in the file as a comment, and uninstall puts it back.
+    assert harness(home, "uninstall", "codex", "--user").returncode == 0
+    assert config.read_text() == original
+    assert sorted(p.name for p in (home / ".codex").iterdir()) == ["config.toml"]
 
 
 def test_codex_project_layer_and_codex_home(dirs: tuple[Path, Path], tmp_path: Path) -> None:

@@ -122,6 +122,28 @@ def test_a_failure_is_one_error_line_and_never_blocks(home: Path) -> None:
     assert (level, message.split(":")[0]) == ("ERROR", "Hook processing failed")
 
 
+def test_an_internal_errors_traceback_follows_its_line_at_debug(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
+    hooks = HookManager()
+    register(hooks)
+    circular: dict[str, object] = {"tool_name": "shell"}
+    circular["arguments"] = circular
+    assert not_blocked(fire(hooks, "PreToolUse", circular))
+    line, (level, tag, trace) = log_entries(home)
+    assert line == (
+        "ERROR",
+        None,
+        "sciontool hook --event=PreToolUse: internal error: ValueError: Circular reference detected",
+    )
+    assert (level, tag) == ("DEBUG", None)
+    assert trace.startswith(
+        "sciontool hook --event=PreToolUse: internal error: Traceback (most recent call last):\\n"
+    )
+    assert trace.endswith("ValueError: Circular reference detected")
+
+
 def test_a_value_json_cannot_hold_is_read_as_its_text(home: Path) -> None:
     hooks = HookManager()
     register(hooks)
@@ -312,3 +334,71 @@ def test_in_process_callbacks_export_telemetry_as_the_hook_does(
     assert span.attributes["tool_output"] == "a.txt\nb.txt" and "duration_ms" in span.attributes
     assert span.resource["scion.agent.id"] == "agent-7"
     assert read_info(home) == {"activity": "working"}
+
+
+class Unprintable:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __str__(self) -> str:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [SystemExit(3), KeyboardInterrupt()])
+def test_a_value_whose_str_raises_system_exit_costs_neither_agentino_nor_the_event(
+    home: Path, exc: BaseException
+) -> None:
+    hooks = HookManager()
+    register(hooks)
+    context = {"tool_name": "grep", "arguments": {"pattern": Unprintable(exc)}}
+    assert not_blocked(fire(hooks, "PreToolUse", context))  # nothing escaped into agentino
+    assert read_info(home) == {"activity": "executing", "toolName": "grep"}
+    assert [e for e in log_entries(home) if e[0] == "ERROR"] == []
+
+
+def test_a_tuple_key_does_not_lose_the_event(home: Path) -> None:
+    hooks = HookManager()
+    register(hooks)
+    context = {"tool_name": "grep", "arguments": {(1, 2): "cell", "nested": [{("a",): 1}]}}
+    assert not_blocked(fire(hooks, "PreToolUse", context))
+    assert read_info(home) == {"activity": "executing", "toolName": "grep"}
+    assert context["arguments"] == {(1, 2): "cell", "nested": [{("a",): 1}]}  # agentino's dict untouched
+
+
+def test_a_100_mb_context_is_read_off_the_event_loop(home: Path) -> None:
+    hooks = HookManager()
+    register(hooks)
+    big = {
+        "tool_name": "read",
+        "result": "x" * (100 << 20),
+        "arguments": {"rows": [[i, "y" * 40] for i in range(200_000)]},
+    }
+
+    async def scene() -> tuple[float, float]:
+        # A ticker on the agent's loop: the longest gap between its ticks is how long the
+        # loop was held. The C encoder holds the GIL for one long string, so gaps of a
+        # fraction of the work remain; on the loop the whole round trip was one gap.
+        loop = asyncio.get_running_loop()
+        gaps: list[float] = []
+        stop = asyncio.Event()
+
+        async def tick() -> None:
+            last = loop.time()
+            while not stop.is_set():
+                await asyncio.sleep(0.005)
+                now = loop.time()
+                gaps.append(now - last)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        await asyncio.sleep(0.05)
+        started = loop.time()
+        await hooks.fire("PostToolUse", big)
+        took = loop.time() - started
+        stop.set()
+        await ticker
+        return max(gaps), took
+
+    longest, took = asyncio.run(scene())
+    assert read_info(home) == {"activity": "working"}
+    assert longest < took / 2, (longest, took)

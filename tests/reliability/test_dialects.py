@@ -101,9 +101,8 @@ def test_yaml_alias_bomb_is_refused(agent: Agent, tmp_path: Path) -> None:
         '!!python/object/apply:os.system ["touch {marker}"]',
         "!!python/object/new:subprocess.Popen [[touch, {marker}]]",
         "!!python/name:os.system",
-        "!!binary aGVsbG8=",
     ],
-    ids=["object-apply", "object-new", "name", "binary"],
+    ids=["object-apply", "object-new", "name"],  # !!binary is text, as in Go: test_hostile_yaml.py
 )
 def test_non_standard_yaml_tags_are_refused_and_never_run(agent: Agent, tmp_path: Path, tag: str) -> None:
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"

@@ -35,7 +35,7 @@ EXPECTED = {
         "envelope: invalid JSON: Expecting property name enclosed in double quotes: line 1 column 35"
     ),
     "nul-byte.json": "envelope: invalid JSON: Invalid control character at: line 1 column 50",
-    "deep-nesting.json": "envelope: invalid JSON: nested too deeply",
+    "deep-nesting.json": "envelope: invalid JSON: exceeded max depth of 10000",
     "non-string-event-name.json": (
         "event name field(s) [hook_event_name] missing or empty in input data (hook_event_name is a number, not a string)"
     ),

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sciontool_py import gojson
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.dialect.validate import check_text
-from sciontool_py.errors import SciontoolError
+from sciontool_py.errors import JSONError, SciontoolError
 from sciontool_py.fastpath import guarded, hook_command
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
@@ -91,7 +91,7 @@ def cases(draw: st.DrawFn) -> tuple[str, bytes]:
         cut = draw(st.integers(0, len(text)))
         text = text[:cut] + draw(st.text(alphabet="[]{}:&*!-'\"\n #|>", max_size=4)) + text[cut:]
     name_fields: list[str] = doc["event_name_fields"]  # type: ignore[assignment]
-    raw_names = [*doc["mappings"], "unmapped"]  # type: ignore[list-item]
+    raw_names = [*doc["mappings"], "unmapped"]  # type: ignore[list-item, misc]
     return text, draw(envelope_bytes(name_fields, raw_names))
 
 
@@ -121,7 +121,7 @@ def test_normalize_succeeds_with_json_output_or_raises_our_error(case: tuple[str
         return
     try:
         payload = gojson.loads(data.decode("utf-8", "replace"))
-    except gojson.JSONError:
+    except JSONError:
         return
     try:
         event = normalize(spec, payload)

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, event, log_entries
 
+from sciontool_py.log.writer import AgentLog
 from sciontool_py.telemetry import session
 
 ENV = {"SCION_AGENT_ID": "a1", "SCION_PROJECT_ID": "p1", "SCION_MODEL": "m1"}
 
 
 def count(home: Path, name: str, env: dict[str, str] | None = None, **data: object) -> bool:
-    return session.count(str(home), event(name, **data), env or ENV)
+    return session.count(AgentLog(str(home)), event(name, **data), env or ENV)
 
 
 def state(home: Path) -> dict[str, object]:
@@ -174,11 +175,11 @@ def test_a_report_is_abandoned_when_unclaimed_its_claimer_dead_or_its_claim_a_mi
 
 def test_a_claimer_sends_then_completes_its_reports(home: Path) -> None:
     count(home, "session-end", session_id="s", reason="exit")
-    [summary] = session.claim(str(home))
+    [summary] = session.claim(AgentLog(str(home)))
     assert summary["SessionID"] == "s"
     assert state(home)["pending"][0]["claim_pid"] == os.getpid()  # type: ignore[index]
     assert not count(home, "tool-end", session_id="t", tool_name="x")  # claimed by a live process
-    session.complete(str(home), ["s"])
+    session.complete(AgentLog(str(home)), ["s"])
     assert state(home)["pending"] == []
 
 

@@ -1,0 +1,37 @@
+"""Factory's Droid (0.225.2 tried): hooks in `.factory/settings.json` or `~/.factory/settings.json`.
+
+Claude-shaped hooks; the same file holds Droid's other settings (custom models
+with their keys), which stay as they are.
+"""
+
+from __future__ import annotations
+
+from sciontool_py.harness.base import SettingsHarness
+
+# Every hook event Droid 0.225.2 accepts, in the order of a session.
+FIRED = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Notification",
+    "SubagentStop",
+    "PreCompact",
+    "Stop",
+    "SessionEnd",
+)
+TOOL_EVENTS = frozenset(("PreToolUse", "PostToolUse"))
+
+
+class Droid(SettingsHarness):
+    name = "droid"
+    dialect = "droid"
+    fired = FIRED
+    project_file = ".factory/settings.json"
+    user_file = ".factory/settings.json"
+
+    def entry(self, event: str, command: str) -> dict[str, object]:
+        hook = {"type": "command", "command": command}
+        if event in TOOL_EVENTS:
+            return {"matcher": "*", "hooks": [hook]}
+        return {"hooks": [hook]}

@@ -1,0 +1,51 @@
+"""Qwen Code (0.24.4 tried): hooks in `.qwen/settings.json` or `~/.qwen/settings.json`.
+
+A Gemini CLI fork whose hooks are Claude-shaped; like Gemini CLI it reads
+comments in its settings. No timeout is written: Qwen Code's default applies.
+"""
+
+from __future__ import annotations
+
+from sciontool_py.harness.base import SettingsHarness
+
+# Every hook event Qwen Code 0.24.4 accepts, in the order of a session.
+FIRED = (
+    "InstructionsLoaded",
+    "SessionStart",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "SubagentStart",
+    "SubagentStop",
+    "Notification",
+    "MessageDisplay",
+    "PreCompact",
+    "PostCompact",
+    "TodoCreated",
+    "TodoCompleted",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+    "SessionDelete",
+)
+TOOL_EVENTS = frozenset(("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"))
+
+
+class QwenCode(SettingsHarness):
+    name = "qwen-code"
+    dialect = "qwen-code"
+    fired = FIRED
+    project_file = ".qwen/settings.json"
+    user_file = ".qwen/settings.json"
+    jsonc = True
+
+    def entry(self, event: str, command: str) -> dict[str, object]:
+        hook = {"type": "command", "command": command}
+        if event in TOOL_EVENTS:
+            return {"matcher": "*", "hooks": [hook]}
+        return {"hooks": [hook]}

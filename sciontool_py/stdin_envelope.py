@@ -1,0 +1,111 @@
+"""One JSON envelope from a stream the harness controls, bounded in size and in time.
+
+Scion's hook reads stdin to EOF.  A harness (or an agent posing as one) may
+never close the pipe after the envelope, or may never stop writing: the
+hook must neither wait forever nor grow without limit.  So the read stops
+at the first of: EOF; a complete JSON object followed by a pause of the
+writer (the pipe left open); `limit` bytes (refused); the deadline, counted
+from the first byte (what arrived is used when it is a complete object,
+else refused); no byte at all within first_byte_wait (an empty stdin).
+`hook` reads its envelope through read_envelope; `hook EVENT` (whose stdin
+may never come) can pass a short first_byte_wait.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sciontool_py.errors import EventError, JSONError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+ENVELOPE_LIMIT = 128 << 20  # bytes; real envelopes stay far below (a 50 MB tool output passes)
+ENVELOPE_DEADLINE = 10.0  # seconds from the first byte; a pipe carries 128 MiB in well under 1 s
+FIRST_BYTE_WAIT = 300.0  # seconds for a first byte: a busy harness may write late
+_PAUSE = 0.05  # seconds without new bytes before a buffer ending in "}" is tried as a whole object
+_CHUNK = 1 << 20
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+
+
+def read_envelope(
+    stream: BinaryIO,
+    limit: int = ENVELOPE_LIMIT,
+    deadline: float = ENVELOPE_DEADLINE,
+    first_byte_wait: float = FIRST_BYTE_WAIT,
+) -> bytes:
+    """The envelope's bytes from stream: b"" for a terminal, or when no byte came within
+    first_byte_wait seconds (an empty stdin); EventError past limit, or when what came is no
+    whole object deadline seconds after its first byte."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stream: nothing to wait on
+        data = stream.read(limit + 1)
+        _refuse_past(data, limit)
+        return data
+    if os.isatty(fd):
+        return b""
+    if os.fstat(fd).st_mode & _S_IFMT == _S_IFREG:
+        data = _read_file(fd, limit)
+        _refuse_past(data, limit)
+        return data
+    return _read_pipe(fd, limit, deadline, first_byte_wait)
+
+
+def _refuse_past(data: bytes | bytearray, limit: int) -> None:
+    if len(data) > limit:
+        raise EventError(f"envelope is larger than {limit} bytes: refused (stdin read stopped there)")
+
+
+def _read_file(fd: int, limit: int) -> bytes:
+    data = bytearray()
+    while len(data) <= limit and (chunk := os.read(fd, min(_CHUNK, limit + 1 - len(data)))):
+        data += chunk
+    return bytes(data)
+
+
+def _read_pipe(fd: int, limit: int, deadline: float, first_byte_wait: float) -> bytes:
+    import select
+    import time
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    end = time.monotonic() + first_byte_wait  # until the first byte, then deadline after it
+    data = bytearray()
+    tried = -1  # the length of the buffer last tried as a whole object
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            if not data:
+                return b""  # nothing came: read as an empty stdin
+            if _complete_object(data):
+                return bytes(data)
+            raise EventError(
+                f"stdin still open {deadline:g} s after its first byte without a complete JSON "
+                f"object ({len(data)} bytes read): refused"
+            )
+        if not poller.poll(int(min(left, _PAUSE) * 1000) + 1):
+            # The writer paused: an object already whole is the envelope, whether or not
+            # the pipe is ever closed.
+            if len(data) != tried and data.rstrip().endswith(b"}"):
+                tried = len(data)
+                if _complete_object(data):
+                    return bytes(data)
+            continue
+        chunk = os.read(fd, min(_CHUNK, limit + 1 - len(data)))
+        if not chunk:
+            return bytes(data)
+        if not data:
+            end = time.monotonic() + deadline
+        data += chunk
+        _refuse_past(data, limit)
+
+
+def _complete_object(data: bytearray) -> bool:
+    from sciontool_py import gojson
+
+    try:
+        return isinstance(gojson.loads(gojson.decode_utf8(bytes(data))), dict)
+    except JSONError:
+        return False
