@@ -125,17 +125,22 @@ def read_bytes(root: str, rel: str, limit: int = MAX_STATE_BYTES, private: bool 
             _check_regular(fd, path)
             if private:
                 _check_private(fd, path)
-            chunks = []
-            left = limit + 1
-            while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-                chunks.append(chunk)
-                left -= len(chunk)
+            return read_capped(fd, limit, path)
         finally:
             os.close(fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise _named(exc, path) from None
+
+
+def read_capped(fd: int, limit: int, path: str) -> bytes:
+    """What fd holds, at most limit bytes: OSError(EFBIG) naming path past that, read no further."""
+    chunks = []
+    left = limit + 1
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
     if left <= 0:
         raise OSError(errno.EFBIG, f"larger than {limit} bytes (refused)", path)
     return b"".join(chunks)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from hostile import Machine, new_machine
-from hypothesis import HealthCheck, settings
 
 from sciontool_py.event import CanonicalEvent
 
@@ -91,6 +90,10 @@ def _refuse_foreign_groups() -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _refuse_foreign_groups()
+    try:  # make test-floor runs the CLI smoke tests with pytest alone
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
     # Hypothesis's too_slow check times input generation, which a loaded machine slows; its
     # example database would be written into the checkout.
     settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow], database=None)
@@ -250,11 +253,13 @@ class HubRequest:
 
 
 class HubServer(http.server.ThreadingHTTPServer):
-    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last repeats)."""
+    """A Scion hub on 127.0.0.1: answers each POST with the next status of `replies` (the last
+    repeats), `delay` seconds after reading it."""
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _HubHandler)
         self.replies = [200]
+        self.delay = 0.0
         self.requests: list[HubRequest] = []
 
     @property
@@ -269,6 +274,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         hub = self.server
         hub.requests.append(HubRequest(self.path, dict(self.headers.items()), body))
+        time.sleep(hub.delay)
         code = hub.replies[min(len(hub.requests), len(hub.replies)) - 1]
         # A careless hub echoes the credential it was sent: the client must redact it.
         reply = json.dumps({"error": "no", "token": self.headers.get("X-Scion-Agent-Token")}).encode()

@@ -125,6 +125,19 @@ class SettingsHarness(Harness):
         return f"# merged into {os.path.join(root, relative)}\n{json.dumps(body, indent=2)}\n"
 
 
+class ClaudeShapedHarness(SettingsHarness):
+    """Claude Code's hooks format, which Droid and Qwen Code took over: one entry per event,
+    `{"matcher": "*", "hooks": [...]}` for the events matched against the tool name."""
+
+    tool_events: frozenset[str] = frozenset()  # the events whose matcher is the tool name
+
+    def entry(self, event: str, command: str) -> dict[str, object]:
+        hook = {"type": "command", "command": command}
+        if event in self.tool_events:
+            return {"matcher": "*", "hooks": [hook]}
+        return {"hooks": [hook]}
+
+
 def merge_hooks(
     path: str,
     hooks: HookSet,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sciontool_py.harness.base import SettingsHarness
+from sciontool_py.harness.base import ClaudeShapedHarness
 
 # Every hook event Claude Code 2.1.197 fires, in the order of a session.
 FIRED = (
@@ -41,15 +41,10 @@ TOOL_EVENTS = frozenset(
 )
 
 
-class Claude(SettingsHarness):
+class Claude(ClaudeShapedHarness):
     name = "claude"
     dialect = "claude"
     fired = FIRED
+    tool_events = TOOL_EVENTS
     project_file = ".claude/settings.json"
     user_file = ".claude/settings.json"
-
-    def entry(self, event: str, command: str) -> dict[str, object]:
-        hook = {"type": "command", "command": command}
-        if event in TOOL_EVENTS:
-            return {"matcher": "*", "hooks": [hook]}
-        return {"hooks": [hook]}

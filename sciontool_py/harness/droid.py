@@ -6,7 +6,7 @@ with their keys), which stay as they are.
 
 from __future__ import annotations
 
-from sciontool_py.harness.base import SettingsHarness
+from sciontool_py.harness.base import ClaudeShapedHarness
 
 # Every hook event Droid 0.225.2 accepts, in the order of a session.
 FIRED = (
@@ -23,15 +23,10 @@ FIRED = (
 TOOL_EVENTS = frozenset(("PreToolUse", "PostToolUse"))
 
 
-class Droid(SettingsHarness):
+class Droid(ClaudeShapedHarness):
     name = "droid"
     dialect = "droid"
     fired = FIRED
+    tool_events = TOOL_EVENTS
     project_file = ".factory/settings.json"
     user_file = ".factory/settings.json"
-
-    def entry(self, event: str, command: str) -> dict[str, object]:
-        hook = {"type": "command", "command": command}
-        if event in TOOL_EVENTS:
-            return {"matcher": "*", "hooks": [hook]}
-        return {"hooks": [hook]}

@@ -47,14 +47,7 @@ def read_text(path: str) -> str | None:
 def make_folders(folder: str) -> None:
     """folder and any missing parent, each 0755 (less under a stricter umask): under umask 000,
     os.makedirs would leave them 0777, open to another local user's hooks."""
-    missing = []
-    while folder and not os.path.isdir(folder):
-        missing.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    for made in reversed(missing):
+    for made in missing_folders(folder):
         try:
             os.mkdir(made, 0o755)  # the umask can only take permissions away from this
         except FileExistsError:
@@ -63,8 +56,12 @@ def make_folders(folder: str) -> None:
 
 def missing_dirs(path: str) -> list[str]:
     """The folders above path that do not exist yet, outermost first."""
+    return missing_folders(os.path.dirname(path))
+
+
+def missing_folders(folder: str) -> list[str]:
+    """folder and those above it that do not exist yet, outermost first."""
     missing = []
-    folder = os.path.dirname(path)
     while folder and not os.path.lexists(folder):
         missing.append(folder)
         parent = os.path.dirname(folder)

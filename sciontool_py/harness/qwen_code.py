@@ -6,7 +6,7 @@ comments in its settings. No timeout is written: Qwen Code's default applies.
 
 from __future__ import annotations
 
-from sciontool_py.harness.base import SettingsHarness
+from sciontool_py.harness.base import ClaudeShapedHarness
 
 # Every hook event Qwen Code 0.24.4 accepts, in the order of a session.
 FIRED = (
@@ -36,16 +36,11 @@ FIRED = (
 TOOL_EVENTS = frozenset(("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"))
 
 
-class QwenCode(SettingsHarness):
+class QwenCode(ClaudeShapedHarness):
     name = "qwen-code"
     dialect = "qwen-code"
     fired = FIRED
+    tool_events = TOOL_EVENTS
     project_file = ".qwen/settings.json"
     user_file = ".qwen/settings.json"
     jsonc = True
-
-    def entry(self, event: str, command: str) -> dict[str, object]:
-        hook = {"type": "command", "command": command}
-        if event in TOOL_EVENTS:
-            return {"matcher": "*", "hooks": [hook]}
-        return {"hooks": [hook]}

@@ -21,6 +21,8 @@ import stat
 from collections.abc import Mapping, MutableMapping
 from urllib.parse import unquote, urlsplit
 
+from sciontool_py import fs
+
 MAX_FILE_BYTES = 1 << 20  # a CA bundle of every public root is about 200 KiB
 _SIGNALS = ("", "TRACES_", "LOGS_", "METRICS_")
 # The exporters' own, and what requests and gRPC read for their default roots.
@@ -60,16 +62,9 @@ def read_capped(path: str) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (refused)", path)
-        chunks = []
-        left = MAX_FILE_BYTES + 1
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-            chunks.append(chunk)
-            left -= len(chunk)
+        return fs.read_capped(fd, MAX_FILE_BYTES, path)
     finally:
         os.close(fd)
-    if left <= 0:
-        raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES} bytes (refused)", path)
-    return b"".join(chunks)
 
 
 def _in_memory(data: bytes, name: str) -> str:
