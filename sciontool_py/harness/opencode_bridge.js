@@ -2,6 +2,9 @@
 // opencode` removes it. It turns opencode's bus events and tool hooks into JSON envelopes (the name
 // in hook_event_name, as the opencode dialect maps it) and hands each to Scion's hook.
 import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const COMMAND = __COMMAND__;
 // The names the opencode dialect maps when this file was written; others are not sent.
@@ -15,9 +18,12 @@ const TEXT_LIMIT = 65536; // characters of tool output or assistant text sent
 // still go one after another (the next starts when the previous hook exits), so the hook sees
 // them in order; a queue holds the rest, bounded. The hook's output goes nowhere: nothing it
 // prints can reach opencode's screen.
-const queues = new Map(); // session id -> envelopes waiting
+const queues = new Map(); // session id -> envelopes waiting; [0] is the one being sent
+const running = new Map(); // session id -> {pid, written, child}: the hook of queue[0]
+const endings = new Set(); // per instance: what it sends when opencode exits
+let exiting = false; // from then on envelopes only queue, for handOff
 
-function run(envelope) {
+function run(key, envelope) {
   return new Promise((done) => {
     let child;
     try {
@@ -25,33 +31,33 @@ function run(envelope) {
     } catch {
       return done(); // the hook only observes: a missing sciontool never breaks opencode
     }
+    const head = { pid: child.pid, written: false, child };
+    running.set(key, head);
     const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
     timer.unref();
-    child.on("error", () => {
+    const finish = () => {
       clearTimeout(timer);
+      running.delete(key);
       done();
-    });
-    child.on("close", () => {
-      clearTimeout(timer);
-      done();
-    });
+    };
+    child.on("error", finish);
+    child.on("close", finish);
     child.stdin.on("error", () => {});
-    // Not unref'd: when opencode ends on its own, node waits for the hooks still queued, so
-    // the last events (session.idle, the instance's end) are not lost.
-    child.stdin.end(JSON.stringify(envelope));
+    child.stdin.end(JSON.stringify(envelope), () => {
+      head.written = true;
+    });
   });
 }
 
 async function drain(key, queue) {
   while (queue.length) {
-    await run(queue[0]);
+    await run(key, queue[0]);
     queue.shift();
   }
   queues.delete(key);
 }
 
-function send(envelope) {
-  if (!FORWARD.has(envelope.hook_event_name)) return;
+function enqueue(envelope) {
   const key = envelope.session_id || "";
   let queue = queues.get(key);
   if (queue) {
@@ -61,8 +67,89 @@ function send(envelope) {
   }
   queue = [envelope];
   queues.set(key, queue);
-  drain(key, queue);
+  if (!exiting) drain(key, queue);
 }
+
+const started = new Set(); // sessions that had a session.created in this process
+
+function send(envelope) {
+  if (!FORWARD.has(envelope.hook_event_name)) return;
+  const id = envelope.session_id;
+  // A session taken up again (`opencode run --continue`, one picked in the TUI) publishes no
+  // session.created here; without one, the session the last exit ended would stay ended.
+  if (id && !started.has(id)) {
+    started.add(id);
+    const name = envelope.hook_event_name;
+    if (name !== "session.created" && name !== "server.instance.disposed") send(base("session.created", id));
+  }
+  enqueue(envelope);
+}
+
+// opencode ends with process.exit() (`opencode run` right after the last session.idle): no
+// child started after that, and nothing asynchronous runs. So on exit the envelopes still
+// queued go, in order, to ONE detached shell that outlives opencode: it waits (at most
+// TIMEOUT_MS) for the hooks still running, then feeds the hook one envelope a line. opencode
+// waits only for that one spawn. The envelopes reach the shell as its stdin, a file unlinked
+// at once, so nothing is left behind. A hook that has ended stays a zombie of opencode while
+// opencode's process winds down (1.4 s seen): where /proc tells, that counts as ended.
+const HANDOFF = `
+for pid in $HOOK_PIDS; do
+  n=0
+  while kill -0 "$pid" 2>/dev/null && [ "$n" -lt ${TIMEOUT_MS / 100} ]; do
+    stat=
+    read -r stat < "/proc/$pid/stat" 2>/dev/null
+    case "\${stat##*) }" in Z*) break ;; esac
+    sleep 0.1
+    n=$((n + 1))
+  done
+done
+while IFS= read -r line; do printf '%s' "$line" | "$@"; done
+`;
+
+function handOff() {
+  const pids = [];
+  const lines = [];
+  for (const [key, queue] of queues) {
+    const head = running.get(key);
+    // A hook that has its envelope whole finishes on its own; one that has not is stopped,
+    // and its envelope goes again with the rest.
+    if (head && head.written) {
+      pids.push(head.pid);
+      queue.shift();
+    } else if (head) head.child.kill("SIGKILL");
+    for (const envelope of queue) lines.push(JSON.stringify(envelope) + "\n");
+  }
+  queues.clear();
+  if (!lines.length) return;
+  let folder;
+  let fd;
+  try {
+    folder = mkdtempSync(join(tmpdir(), "sciontool-bridge-"));
+    const file = join(folder, "envelopes");
+    writeFileSync(file, lines.join(""), { mode: 0o600 });
+    fd = openSync(file, "r");
+    rmSync(folder, { recursive: true, force: true });
+    folder = undefined;
+    const child = spawn("sh", ["-c", HANDOFF, "sh", ...COMMAND], {
+      stdio: [fd, "ignore", "ignore"],
+      detached: true,
+      env: { ...process.env, HOOK_PIDS: pids.join(" ") },
+    });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // the hook only observes: opencode's exit goes on
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+process.on("exit", () => {
+  exiting = true;
+  for (const ending of endings) ending();
+  handOff();
+});
 
 function base(name, sessionID) {
   const envelope = { hook_event_name: name };
@@ -101,7 +188,12 @@ export const SciontoolBridge = async () => {
   const texts = new Map(); // session id -> the last assistant text of the turn
   const calls = new Map(); // call id -> {tool, input}
   const failed = new Set(); // call ids already ended by a failure
-  let root = ""; // the first session without a parent: the one instance disposal ends
+  let root = ""; // the first session seen, but a child's: the one instance disposal ends
+  let disposed = false;
+  // `opencode run` exits without publishing the instance's disposal: the exit stands for it.
+  endings.add(() => {
+    if (root && !disposed) send(base("server.instance.disposed", root));
+  });
 
   function part(p) {
     if (p.type === "step-start") {
@@ -140,9 +232,10 @@ export const SciontoolBridge = async () => {
     event: async ({ event }) => {
       const props = event.properties || {};
       const info = props.info || {};
+      const created = event.type === "session.created";
+      if (!root && !(created && info.parentID)) root = props.sessionID || (created ? info.id : info.sessionID) || "";
       switch (event.type) {
         case "session.created": {
-          if (!root && !info.parentID) root = info.id || props.sessionID || "";
           return send(base("session.created", props.sessionID || info.id));
         }
         case "message.updated": {
@@ -165,6 +258,7 @@ export const SciontoolBridge = async () => {
           return send(envelope);
         }
         case "server.instance.disposed":
+          disposed = true;
           return send(base("server.instance.disposed", root));
         case "permission.asked": {
           const envelope = base("permission.asked", props.sessionID);

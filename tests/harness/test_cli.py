@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -440,6 +441,56 @@ def test_opencode_bridge_never_waits_for_the_hook_nor_shows_its_output(tmp_path:
     lines = record.read_text().splitlines()
     assert lines[0] == "returned"
     assert [json.loads(line) for line in lines[1:]] == EXPECTED_ENVELOPES
+
+
+EXITING_DRIVER = (
+    DRIVER
+    + """\
+import { appendFileSync } from "node:fs";
+appendFileSync(process.env.RECORD, "exiting\\n");
+process.exit(0);
+"""
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
+@pytest.mark.parametrize("steps", [BUS[:-1], BUS[1:-1]], ids=["new-session", "resumed-session"])
+def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
+    tmp_path: Path, home: Path, steps: list[object]
+) -> None:
+    # `opencode run` calls process.exit() right after session.idle, with envelopes still queued
+    # behind slow hooks and no instance disposal: they all reach the hook after the exit, in
+    # order, and the exit itself ends the instance. opencode's exit does not wait for them.
+    # A resumed session (`run --continue`: no session.created on the bus) is started again first.
+    hook = tmp_path / "slow.py"
+    hook.write_text(SLOW_HOOK)
+    proc = harness(
+        home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}"
+    )
+    assert proc.returncode == 0, proc.stderr
+    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
+    (tmp_path / "driver.mjs").write_text(EXITING_DRIVER)
+    (tmp_path / "steps.json").write_text(json.dumps(steps))  # no server.instance.disposed
+    record = tmp_path / "record.txt"
+    run = subprocess.run(
+        ["node", "driver.mjs"],
+        cwd=tmp_path,
+        env={**os.environ, "RECORD": str(record), "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "HOOK NOISE" not in run.stdout + run.stderr
+    before_exit = record.read_text().splitlines().index("exiting")
+    assert before_exit < len(EXPECTED_ENVELOPES)  # node did not wait for the hooks
+    deadline = time.monotonic() + 120  # a hang bound: 13 hooks of 0.5 s each, one after another
+    lines = record.read_text().splitlines()
+    while len(lines) < 1 + len(EXPECTED_ENVELOPES) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        lines = record.read_text().splitlines()
+    assert [json.loads(line) for line in lines if line != "exiting"] == EXPECTED_ENVELOPES
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("sciontool-bridge-")] == []
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
