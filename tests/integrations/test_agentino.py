@@ -374,31 +374,30 @@ def test_a_100_mb_context_is_read_off_the_event_loop(home: Path) -> None:
         "arguments": {"rows": [[i, "y" * 40] for i in range(200_000)]},
     }
 
-    async def scene() -> tuple[float, float]:
-        # A ticker on the agent's loop: the longest gap between its ticks is how long the
-        # loop was held. The C encoder holds the GIL for one long string, so gaps of a
-        # fraction of the work remain; on the loop the whole round trip was one gap.
+    async def scene() -> tuple[int, float]:
+        # A ticker on the agent's loop. Work done on the loop holds it for the whole round
+        # trip: not one tick in between. Off the loop the ticker goes on while the work runs
+        # (the C encoder holds the GIL for one long string at a time, so only some of its
+        # ticks get through); counted, not timed, so a loaded machine only lowers the count.
         loop = asyncio.get_running_loop()
-        gaps: list[float] = []
+        ticks: list[float] = []
         stop = asyncio.Event()
 
         async def tick() -> None:
-            last = loop.time()
             while not stop.is_set():
                 await asyncio.sleep(0.005)
-                now = loop.time()
-                gaps.append(now - last)
-                last = now
+                ticks.append(loop.time())
 
         ticker = asyncio.create_task(tick())
         await asyncio.sleep(0.05)
         started = loop.time()
         await hooks.fire("PostToolUse", big)
-        took = loop.time() - started
+        ended = loop.time()
         stop.set()
         await ticker
-        return max(gaps), took
+        return sum(started < t < ended for t in ticks), ended - started
 
-    longest, took = asyncio.run(scene())
+    during, took = asyncio.run(scene())
     assert read_info(home) == {"activity": "working"}
-    assert longest < took / 2, (longest, took)
+    print(f"{during} ticks in {took:.2f} s")
+    assert during >= 3, (during, took)
