@@ -372,27 +372,34 @@ with open(os.environ["RECORD"], "a") as out:
 """
 
 
+def run_bridge(
+    tmp_path: Path, home: Path, command: str, driver: str, steps: object, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Install the opencode bridge with command as the hook, then run driver (node) feeding it
+    the bus events steps, as opencode would; env is added to the driver's environment."""
+    proc = harness(home, "install", "opencode", "--project", str(tmp_path), "--command", command)
+    assert proc.returncode == 0, proc.stderr
+    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
+    (tmp_path / "driver.mjs").write_text(driver)
+    (tmp_path / "steps.json").write_text(json.dumps(steps))
+    run = subprocess.run(
+        ["node", "driver.mjs"],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
 def test_opencode_bridge_sends_the_mapped_events_as_envelopes(tmp_path: Path, home: Path) -> None:
     recorder = tmp_path / "record.py"
     recorder.write_text(RECORDER)
-    command = f"{sys.executable} {recorder}"
-    proc = harness(home, "install", "opencode", "--project", str(tmp_path), "--command", command)
-    assert proc.returncode == 0, proc.stderr
-    plugin = tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js"
-    shutil.copy(plugin, tmp_path / "bridge.mjs")
-    (tmp_path / "driver.mjs").write_text(DRIVER)
-    (tmp_path / "steps.json").write_text(json.dumps(BUS))
     record = tmp_path / "envelopes.jsonl"
-    run = subprocess.run(
-        ["node", "driver.mjs"],
-        cwd=tmp_path,
-        env={**os.environ, "RECORD": str(record)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stderr
+    run_bridge(tmp_path, home, f"{sys.executable} {recorder}", DRIVER, BUS, RECORD=str(record))
     sent = [json.loads(line) for line in record.read_text().splitlines()]
     assert sent == EXPECTED_ENVELOPES  # in order; session.status and the like are not sent
 
@@ -420,23 +427,8 @@ def test_opencode_bridge_never_waits_for_the_hook_nor_shows_its_output(tmp_path:
     # hook has written anything, and the hooks still ran one after another, in order, to the last.
     hook = tmp_path / "slow.py"
     hook.write_text(SLOW_HOOK)
-    proc = harness(
-        home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}"
-    )
-    assert proc.returncode == 0, proc.stderr
-    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
-    (tmp_path / "driver.mjs").write_text(TIMED_DRIVER)
-    (tmp_path / "steps.json").write_text(json.dumps(BUS))
     record = tmp_path / "record.txt"
-    run = subprocess.run(
-        ["node", "driver.mjs"],
-        cwd=tmp_path,
-        env={**os.environ, "RECORD": str(record)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
+    run = run_bridge(tmp_path, home, f"{sys.executable} {hook}", TIMED_DRIVER, BUS, RECORD=str(record))
     assert "HOOK NOISE" not in run.stdout + run.stderr
     lines = record.read_text().splitlines()
     assert lines[0] == "returned"
@@ -464,23 +456,17 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
     # A resumed session (`run --continue`: no session.created on the bus) is started again first.
     hook = tmp_path / "slow.py"
     hook.write_text(SLOW_HOOK)
-    proc = harness(
-        home, "install", "opencode", "--project", str(tmp_path), "--command", f"{sys.executable} {hook}"
-    )
-    assert proc.returncode == 0, proc.stderr
-    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
-    (tmp_path / "driver.mjs").write_text(EXITING_DRIVER)
-    (tmp_path / "steps.json").write_text(json.dumps(steps))  # no server.instance.disposed
     record = tmp_path / "record.txt"
-    run = subprocess.run(
-        ["node", "driver.mjs"],
-        cwd=tmp_path,
-        env={**os.environ, "RECORD": str(record), "TMPDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=60,
+    # steps hold no server.instance.disposed
+    run = run_bridge(
+        tmp_path,
+        home,
+        f"{sys.executable} {hook}",
+        EXITING_DRIVER,
+        steps,
+        RECORD=str(record),
+        TMPDIR=str(tmp_path),
     )
-    assert run.returncode == 0, run.stderr
     assert "HOOK NOISE" not in run.stdout + run.stderr
     before_exit = record.read_text().splitlines().index("exiting")
     assert before_exit < len(EXPECTED_ENVELOPES)  # node did not wait for the hooks
@@ -495,15 +481,7 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
 def test_opencode_bridge_survives_a_missing_sciontool(tmp_path: Path, home: Path) -> None:
-    proc = harness(
-        home, "install", "opencode", "--project", str(tmp_path), "--command", "/nonexistent/sciontool"
-    )
-    assert proc.returncode == 0
-    shutil.copy(tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js", tmp_path / "bridge.mjs")
-    (tmp_path / "driver.mjs").write_text(DRIVER)
-    (tmp_path / "steps.json").write_text(json.dumps(BUS))
-    run = subprocess.run(["node", "driver.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
+    run_bridge(tmp_path, home, "/nonexistent/sciontool", DRIVER, BUS)  # the driver exits 0
 
 
 # --- sciontool hook --dialect=codex JSON -----------------------------------------------------------
