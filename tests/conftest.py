@@ -206,6 +206,16 @@ class Agent:
             timeout=60,
         )
 
+    def start_hook(self, *args: str) -> subprocess.Popen[bytes]:
+        """`sciontool hook ARGS` started with pipes on stdin, stdout and stderr: the test writes."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "sciontool_py", "hook", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env,
+        )
+
     def hook(
         self, envelope: Mapping[str, object] | str | bytes, *args: str, **env: str
     ) -> subprocess.CompletedProcess[bytes]:

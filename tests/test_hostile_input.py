@@ -14,18 +14,8 @@ from conftest import Agent
 PRE = {"hook_event_name": "PreToolUse", "tool_name": "grep", "tool_input": {"pattern": "x"}}
 
 
-def start_hook(agent: Agent, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "sciontool_py", "hook", *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=agent.env,
-    )
-
-
 def test_an_envelope_on_a_pipe_never_closed_is_taken_without_waiting_for_eof(agent: Agent) -> None:
-    proc = start_hook(agent)
+    proc = agent.start_hook()
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(PRE).encode())
     proc.stdin.flush()  # and the pipe stays open
@@ -42,7 +32,7 @@ def test_an_envelope_on_a_pipe_never_closed_is_taken_without_waiting_for_eof(age
 
 
 def test_a_part_of_an_envelope_on_a_pipe_never_closed_is_refused_at_the_deadline(agent: Agent) -> None:
-    proc = start_hook(agent)
+    proc = agent.start_hook()
     assert proc.stdin is not None
     proc.stdin.write(b'{"hook_event_name": "PreToolUse", "tool_name": ')
     proc.stdin.flush()
@@ -184,7 +174,7 @@ def big_response_dialect(tmp_path: Path) -> Path:
 
 def test_a_response_over_64_kb_to_a_stdout_nobody_reads_does_not_block(agent: Agent, tmp_path: Path) -> None:
     dialect = big_response_dialect(tmp_path)
-    proc = start_hook(agent, f"--dialect-file={dialect}")
+    proc = agent.start_hook(f"--dialect-file={dialect}")
     assert proc.stdin is not None and proc.stderr is not None
     proc.stdin.write(json.dumps(PRE).encode())
     proc.stdin.close()

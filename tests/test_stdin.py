@@ -65,18 +65,8 @@ def test_an_oversized_payload_is_dropped(agent: Agent) -> None:
     assert agent.info == {"activity": "executing"}  # the synthetic event: no tool name
 
 
-def _spawn(agent: Agent, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "sciontool_py", "hook", *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=agent.env,
-    )
-
-
 def test_a_complete_object_is_taken_without_waiting_for_eof(agent: Agent) -> None:
-    proc = _spawn(agent, "preToolUse", "--dialect=copilot")
+    proc = agent.start_hook("preToolUse", "--dialect=copilot")
     assert proc.stdin is not None
     proc.stdin.write(COPILOT_PRE.encode())
     proc.stdin.flush()  # and the pipe stays open
@@ -88,7 +78,7 @@ def test_a_complete_object_is_taken_without_waiting_for_eof(agent: Agent) -> Non
 
 
 def test_a_pipe_nobody_writes_to_gives_up_and_uses_the_name(agent: Agent) -> None:
-    proc = _spawn(agent, "preToolUse", "--dialect=copilot")
+    proc = agent.start_hook("preToolUse", "--dialect=copilot")
     assert proc.stdin is not None
     try:
         assert proc.wait(timeout=60) == 0  # gave up on its own: the pipe is still open
@@ -100,7 +90,7 @@ def test_a_pipe_nobody_writes_to_gives_up_and_uses_the_name(agent: Agent) -> Non
 def test_a_payload_arriving_too_late_is_not_used(agent: Agent) -> None:
     from sciontool_py.stdin import POSITIONAL_WAIT
 
-    proc = _spawn(agent, "preToolUse", "--dialect=copilot")
+    proc = agent.start_hook("preToolUse", "--dialect=copilot")
     assert proc.stdin is not None
     proc.stdin.write(b'{"toolName": "ba')
     proc.stdin.flush()
