@@ -53,6 +53,8 @@ _OPTION_TEXT = {
     "interrupt_events": "Raw events (mapped ones) that end a turn the user interrupted (logged as such).",
     "no_reply_texts": "agent-end assistant texts that stand for no answer: a failed turn, no reply for "
     "the hub.",
+    "model_call_events": "Raw events (mapped ones) after which the harness calls the model without a hook "
+    "of its own: the agent reads thinking once no tool call is open.",
 }
 
 

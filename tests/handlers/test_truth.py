@@ -127,7 +127,8 @@ def test_gemini_parallel_calls_without_ids_are_told_apart_by_name_and_input(home
 
 def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> None:
     # claude-fail2: `echo x; exit 3` got neither PostToolUse nor PostToolUseFailure; the timeline
-    # shows PostToolBatch (not wired in that recording; built here in its real shape) 0.24 s later.
+    # shows PostToolBatch (not wired in that recording; built here in the shape claude-e2e-slow-model
+    # recorded) 0.24 s later.
     envelopes = recorded("claude-fail2")
     call = envelopes[6]
     batch = {
@@ -140,7 +141,7 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
     states = replay(home, "claude", [*envelopes[:7], batch, *envelopes[7:]])
     assert states[6:10] == [
         "executing/Bash running",
-        "working running",  # the batch ended: the model is called next
+        "thinking running",  # the batch ended: the model is called next
         "executing/Bash running",
         "working running",
     ]
@@ -153,20 +154,44 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
     )
 
 
+def test_claude_a_batch_end_reads_thinking_while_the_model_is_called(home: Path) -> None:
+    # claude-e2e-slow-model (make e2e, live): after the tool, PostToolBatch 0.1 s before a model
+    # request of 5 s that no hook announces; Stop at its end (model_call_events).
+    assert replay(home, "claude", recorded("claude-e2e-slow-model")) == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",  # PostToolUse: the batch is not over yet
+        "thinking running",  # PostToolBatch: the model is being called
+        "working running",
+        "- stopped",
+    ]
+
+
 # --- 3. an ended session stays ended --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("order", ["SessionEnd first", "StopFailure first"])
+@pytest.mark.parametrize("order", ["as recorded", "SessionEnd first"])
 def test_claude_stop_failure_and_session_end_together_end_stopped(home: Path, order: str) -> None:
-    # An API error in `claude -p`: StopFailure (no Stop) and SessionEnd fire together.
-    envelopes = recorded("claude-multi")[:10]
-    stop, end = envelopes[8], envelopes[9]
-    failure = {**stop, "hook_event_name": "StopFailure", "error": "API Error: 529 Overloaded"}
-    del failure["stop_hook_active"]
-    pair = [end, failure] if order == "SessionEnd first" else [failure, end]
-    states = replay(home, "claude", [*envelopes[:8], *pair])
-    assert states[-1] == "- stopped"
-    assert "[ERROR] [working] Agent turn failed: API Error: 529 Overloaded" in log(home)
+    # claude-e2e-api-error (make e2e, live): `claude -p`, one tool, then the API answers 500;
+    # StopFailure (no Stop) and SessionEnd fire together, 30 ms apart; in other runs SessionEnd
+    # lands first.
+    envelopes = recorded("claude-e2e-api-error")
+    failure, end = envelopes[5], envelopes[6]
+    assert (failure["hook_event_name"], end["hook_event_name"]) == ("StopFailure", "SessionEnd")
+    pair = [failure, end] if order == "as recorded" else [end, failure]
+    states = replay(home, "claude", [*envelopes[:5], *pair])
+    assert states[:5] == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",
+        "thinking running",  # PostToolBatch: the request that fails is being sent
+    ]
+    assert states[5:] == (
+        ["working running", "- stopped"] if order == "as recorded" else ["- stopped", "- stopped"]
+    )
+    assert "[ERROR] [working] Agent turn failed: server_error" in log(home)
 
 
 # --- 5. compaction keeps the state it found ------------------------------------------------------
@@ -185,6 +210,25 @@ def test_claude_compact_at_the_idle_prompt_keeps_waiting_for_input(home: Path) -
     states = replay(home, "claude", [*envelopes[:11], compact])
     assert states[-2:] == ["waiting_for_input running", "waiting_for_input running"]
     assert log(home)[-1] == "[INFO] [starting] Session started (source: compact)"
+
+
+def test_claude_compact_typed_at_the_prompt_keeps_the_state_it_found(home: Path) -> None:
+    # claude-e2e-compact (make e2e, live): two turns, then /compact at the prompt; the summary is
+    # asked of a subagent (SubagentStop), then SessionStart source compact, then /exit.
+    assert replay(home, "claude", recorded("claude-e2e-compact")) == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",
+        "thinking running",
+        "working running",  # Stop: back at the prompt
+        "thinking running",
+        "working running",
+        "working running",  # SubagentStop of the summary
+        "working running",  # SessionStart compact: as it was (not a new session's start)
+        "- stopped",
+    ]
+    assert log(home)[-2] == "[INFO] [starting] Session started (source: compact)"
 
 
 # --- 6. only this session's events ---------------------------------------------------------------
