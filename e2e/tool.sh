@@ -4,7 +4,9 @@
 marks=$1 id=$2 seconds=$3 rc=$4
 stamp() { printf '%s %s %s\n' "$1" "$id" "$(date +%s.%N)" >> "$marks"; }
 stamp start
-trap 'stamp end; exit 130' INT TERM HUP
+# Further signals are ignored while the end is written (and by `date`): Gemini CLI sends a second
+# one while the first trap runs, which killed `date` and left "end ID " without a time.
+trap 'trap "" INT TERM HUP; stamp end; exit 130' INT TERM HUP
 sleep "$seconds" &
 wait $!
 echo "tool $id done"
