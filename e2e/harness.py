@@ -233,6 +233,13 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
     if tui.interrupted is not None:
         out.append(Scenario("interrupt", (Reply(calls=(Call("i1", 60.0),)),), interrupt))
     if tui.compact is not None:
-        replies = (Reply(calls=(Call("c1", 0.5),)), Reply(), Reply(text=SECOND))
+        # The summary is a model request as long as a turn's (Claude Code's offers the tools: it
+        # takes the next reply; others' are side requests, answered at once).
+        replies = (
+            Reply(calls=(Call("c1", 0.5),)),
+            Reply(),
+            Reply(text=SECOND),
+            Reply(text="Summary.", delay=3.0),
+        )
         out.append(Scenario("compaction", replies, compaction))
     return out

@@ -203,6 +203,12 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
             failures.append(f"driver: {error}")
             for screen in session.tuis:
                 screen.close(timeout=0)
+    if os.environ.get("E2E_VERBOSE"):
+        for f in model.flights:
+            kind = "main" if f.main else "side"
+            print(
+                f"  request {f.start - session.began:6.2f}-{(f.end or session.ended) - session.began:6.2f} {kind} {f.path}"
+            )
     flights = [(f.start, f.end or session.ended) for f in model.flights]
     session.truth.flights += flights
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)

@@ -21,7 +21,8 @@ from conftest import FIXTURES, REPO, Agent
 # agent-info.json after each envelope of a session: activity, toolName when executing, and
 # "stopped" for the phase session-end sets (which removes the activity).
 WORKING, THINKING, STOPPED = "working", "thinking", "stopped"
-CLAUDE = [WORKING, THINKING, "executing {tool}", WORKING, WORKING, WORKING, WORKING, STOPPED]
+# PostToolBatch: the model is called next (the dialect's model_call_events); MessageDisplay is unmapped.
+CLAUDE = [WORKING, THINKING, "executing {tool}", WORKING, THINKING, THINKING, WORKING, STOPPED]
 EXPECTED: dict[str, list[str]] = {
     "bash.jsonl": [s.format(tool="Bash") for s in CLAUDE],
     "write.jsonl": [s.format(tool="Write") for s in CLAUDE],

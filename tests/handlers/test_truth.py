@@ -212,9 +212,10 @@ def test_claude_compact_at_the_idle_prompt_keeps_waiting_for_input(home: Path) -
     assert log(home)[-1] == "[INFO] [starting] Session started (source: compact)"
 
 
-def test_claude_compact_typed_at_the_prompt_keeps_the_state_it_found(home: Path) -> None:
-    # claude-e2e-compact (make e2e, live): two turns, then /compact at the prompt; the summary is
-    # asked of a subagent (SubagentStop), then SessionStart source compact, then /exit.
+def test_claude_compact_typed_at_the_prompt_thinks_for_the_summary_then_is_as_it_was(home: Path) -> None:
+    # claude-e2e-compact (make e2e, live): two turns, then /compact at the prompt. PreCompact, the
+    # summary request (3 s, asked of a subagent: SubagentStop), SessionStart source compact,
+    # PostCompact, then /exit.
     assert replay(home, "claude", recorded("claude-e2e-compact")) == [
         "working running",
         "thinking running",
@@ -224,11 +225,13 @@ def test_claude_compact_typed_at_the_prompt_keeps_the_state_it_found(home: Path)
         "working running",  # Stop: back at the prompt
         "thinking running",
         "working running",
-        "working running",  # SubagentStop of the summary
-        "working running",  # SessionStart compact: as it was (not a new session's start)
+        "thinking running",  # PreCompact: the summary is being asked for
+        "thinking running",  # SubagentStop of the summary
+        "thinking running",  # SessionStart compact: as it was, not a new session's start
+        "working running",  # PostCompact: back at the prompt
         "- stopped",
     ]
-    assert log(home)[-2] == "[INFO] [starting] Session started (source: compact)"
+    assert "[INFO] [starting] Session started (source: compact)" in log(home)
 
 
 # --- 6. only this session's events ---------------------------------------------------------------
