@@ -205,10 +205,8 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
                 screen.close(timeout=0)
     if os.environ.get("E2E_VERBOSE"):
         for f in model.flights:
-            kind = "main" if f.main else "side"
-            print(
-                f"  request {f.start - session.began:6.2f}-{(f.end or session.ended) - session.began:6.2f} {kind} {f.path}"
-            )
+            began, ended = f.start - session.began, (f.end or session.ended) - session.began
+            print(f"  request {began:6.2f}-{ended:6.2f} {'main' if f.main else 'side'} {f.path}")
     flights = [(f.start, f.end or session.ended) for f in model.flights]
     session.truth.flights += flights
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)

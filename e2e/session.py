@@ -29,7 +29,8 @@ TAIL = 1.5  # seconds polled after the last exit: hooks the harness left running
 # loaded machine (load average 20 and more) a TUI takes seconds to draw a key or to take an Enter.
 WAIT = 150.0  # seconds a TUI may take to show what the driver waits for
 TYPED = 30.0  # seconds typed text may take to show in the TUI's input
-RETRY = 15.0  # seconds without effect before a key the TUI did not take is pressed again
+RETRY = 15.0  # seconds without effect before an answer's keys the TUI did not take are pressed again
+ENTER_AGAIN = 5.0  # the same for an Enter (harmless on an empty prompt; Gemini CLI drops one after a turn)
 
 
 @dataclass
@@ -211,16 +212,16 @@ class Tmux:
         return self.keys("Enter")
 
     def until(self, done: Callable[[], bool], timeout: float, again: tuple[str, ...] = ()) -> bool:
-        """Polls DONE every 100 ms for TIMEOUT seconds; presses AGAIN every RETRY seconds meanwhile
-        (the keys a loaded TUI did not take). False when DONE never held."""
+        """Polls DONE every 100 ms for TIMEOUT seconds; presses AGAIN (Enter) every ENTER_AGAIN
+        seconds meanwhile (a key a loaded TUI did not take). False when DONE never held."""
         deadline = time.time() + timeout
-        nudge = time.time() + RETRY
+        nudge = time.time() + ENTER_AGAIN
         while not done():
             if time.time() > deadline or self.exited():
                 return done()
             if again and time.time() > nudge:
                 self.keys(*again)
-                nudge = time.time() + RETRY
+                nudge = time.time() + ENTER_AGAIN
             time.sleep(0.1)
         return True
 
