@@ -112,9 +112,12 @@ class Session:
 
     def settle(self, timeout: float = 60.0) -> None:
         """Waits for the hook calls still in flight (a harness fires SessionEnd and exits without
-        waiting for it; on a loaded machine the call takes seconds to land)."""
+        waiting for it; on a loaded machine the call takes seconds to land). A call the harness
+        killed as it exited (Gemini CLI kills its third SessionEnd) left its mark: not waited for."""
         deadline = time.time() + timeout
-        while time.time() < deadline and list(self.run.root.glob(self.run.calls.name + ".inflight.*")):
+        while time.time() < deadline and any(
+            map(_alive, self.run.root.glob(self.run.calls.name + ".inflight.*"))
+        ):
             time.sleep(0.05)
 
     def headless(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -144,6 +147,17 @@ class Session:
         """Excludes from BEGAN to the end of the harness's next hook call: it fired none between."""
         ends = sorted(r["t1"] for r in self.run.records() if r["t0"] >= began)
         self.truth.windows.append((began, ends[0] if ends else time.time(), why))
+
+
+def _alive(mark: Path) -> bool:
+    """Whether the hook recorder that left MARK (named by its pid) still runs."""
+    try:
+        os.kill(int(mark.name.rsplit(".", 1)[1]), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Tmux:
