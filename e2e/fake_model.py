@@ -169,7 +169,10 @@ def _gemini(body: Json, reply: Reply | None, script: Script) -> Json:
     if reply is None and (schema is not None or config.get("responseMimeType") == "application/json"):
         parts = [{"text": json.dumps(_from_schema(schema or {}))}]
     elif reply is not None and reply.ask:
-        parts = [{"functionCall": {"name": "ask_user", "args": {"questions": [QUESTION]}}}]
+        # Gemini CLI 0.61.0's ask_user requires each question's type.
+        parts = [
+            {"functionCall": {"name": "ask_user", "args": {"questions": [{**QUESTION, "type": "choice"}]}}}
+        ]
     elif reply is not None and reply.calls:
         parts = [
             {"functionCall": {"name": "run_shell_command", "args": {"command": script.command(c)}}}

@@ -280,6 +280,26 @@ def test_claude_an_approval_reads_waiting_then_the_approved_tool_ends_it(home: P
     ]
 
 
+def test_gemini_ask_user_waits_for_the_answer(home: Path) -> None:
+    # gemini-e2e-question (make e2e, live, the TUI): the model calls ask_user; BeforeTool, then
+    # Notification "Tool requires confirmation" while the question is on screen, AfterTool once
+    # the user picked an option (input_tools: [ask_user]).
+    assert replay(home, "gemini", recorded("gemini-e2e-question")) == [
+        "working running",
+        "thinking running",
+        "thinking running",
+        "working running",
+        "waiting_for_input running",  # BeforeTool ask_user: the question is on screen
+        "waiting_for_input running",
+        "working running",  # AfterTool: answered
+        "thinking running",
+        "working running",
+        "working running",
+        "- stopped",
+        "- stopped",
+    ]
+
+
 def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path) -> None:
     start = recorded("c02-multi")[4]
     ask = {
