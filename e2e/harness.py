@@ -143,6 +143,7 @@ def _answer(
     while not screen.until(
         screen.hooked_since(pressed) if by_hook else lambda: asked not in screen.screen(), RETRY
     ):
+        print(f"  driver: {' '.join(keys)} again, the TUI did not take it", flush=True)
         pressed = screen.keys(*keys)
     session.truth.human.append((shown, pressed))
     return pressed
@@ -206,6 +207,7 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
                 screen.keys(key)
             if screen.until(stopped, RETRY):
                 break
+            print("  driver: the interrupt again, the TUI did not take it", flush=True)
         screen.wait_for(tui.interrupted)
         _close(screen, tui)
         _silent(session, tui, "interrupt", pressed)

@@ -234,6 +234,7 @@ class Tmux:
             if time.time() > deadline or self.exited():
                 return done()
             if again and time.time() > nudge:
+                print(f"  driver: {' '.join(again)} again, the TUI did not take it", flush=True)
                 self.keys(*again)
                 nudge = time.time() + ENTER_AGAIN
             time.sleep(0.1)
