@@ -107,6 +107,11 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
     ({"hook_event_name": "PreToolUse", "tool_name": "Read"}, [
         status(activity="executing", toolName="Read", status="executing", message="Executing: Read")
     ]),
+    # The batch ended (it closes the Read call too) and Claude Code calls the model next: the
+    # dialect's model_call_events say thinking, where Scion says Ready after any step end.
+    ({"hook_event_name": "PostToolBatch"}, [
+        status(activity="thinking", status="thinking", message="Processing")
+    ]),
     ({"hook_event_name": "Stop", "last_assistant_message": BLOCKS}, [
         ("outbound-message", {
             "msg": "The build is fixed.",
@@ -115,10 +120,6 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
             "metadata": {"has_thinking": "true", "source": "hook"},
         }),
         status(activity="working", status="working", message="Ready"),
-    ]),
-    # The batch ended (the dialect maps it as a step end): Ready, as Scion says after any step.
-    ({"hook_event_name": "PostToolBatch"}, [
-        status(activity="working", status="working", message="Ready")
     ]),
     ({"hook_event_name": "SessionEnd", "reason": "exit"}, [
         status(phase="stopped", status="stopped", message="Session ended")
