@@ -4,10 +4,11 @@ Harnesses fire hooks concurrently and out of order, so one event alone cannot
 tell whether a tool still runs or a session already ended. This small file
 holds, for the dialects that ask for it (docs/dialects.md, "Status true to the
 agent"): the agent's own session id, the tool calls each session has open, the
-sessions that ended, and the newest event time each session's harness stamped. It is read and written under the state lock, through
-the same hardened file layer as agent-info.json, and bounded: at most
-MAX_SESSIONS sessions with open calls, MAX_OPEN calls each, MAX_ENDED ended
-sessions, MAX_KEY characters per id or name. Anything that is not what this
+sessions that ended, and the newest event time each session's harness
+stamped. It is read and written under the state lock, through the same
+hardened file layer as agent-info.json, and bounded: at most MAX_SESSIONS
+sessions with open calls (and as many stamped), MAX_OPEN calls each, MAX_ENDED
+ended sessions, MAX_KEY characters per id or name. Anything that is not what this
 module writes (damaged, planted, too large, a symlink) reads as empty: the
 worst it can cost is the status of the calls in flight, never the hook.
 """

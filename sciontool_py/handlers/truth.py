@@ -60,7 +60,13 @@ class Truth:
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts", "error_events"):
+        for key in (
+            *_STATE_OPTIONS,
+            "keep_state_sources",
+            "interrupt_events",
+            "no_reply_texts",
+            "error_events",
+        ):
             if key in options:
                 return Truth(options)
         return None
