@@ -264,7 +264,7 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
     verdict = verdict_of(outcome)
     print(
         f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
-        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict})"
+        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict}), load {os.getloadavg()[0]:.1f}"
     )
     for a, b, why in session.truth.windows:
         print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
