@@ -56,7 +56,7 @@ _OPTION_TEXT = {
     "error_events": "Raw events (mapped ones) that report an error, not a question: the status is left "
     "as it was and the log line is an error.",
     "stamp_field": "Envelope path of the harness's event time (a number): a session-start stamped before "
-    "an event of its session already applied (the harness fired them together) changes nothing.",
+    "an event of its session already applied (the harness fired them together) keeps the activity.",
 }
 
 

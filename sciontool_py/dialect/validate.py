@@ -60,7 +60,7 @@ OPTION_KINDS = {
     # Raw events (mapped ones) that report an error, not a question: status unchanged, logged as one.
     "error_events": list,
     # Envelope path of the harness's event time: a session-start older than an applied event
-    # of its session (the two fired together) changes nothing.
+    # of its session (the two fired together) keeps the activity.
     "stamp_field": str,
 }
 # Options that name raw events, each of which must be in 'mappings'.

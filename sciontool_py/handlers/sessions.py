@@ -99,6 +99,10 @@ class SessionState:
 
     def start_session(self, session: str) -> None:
         self.end_calls(session)
+        self.rejoin(session)
+
+    def rejoin(self, session: str) -> None:
+        """The session is live again and this agent's; its open calls are kept."""
         if session in self.ended:
             self.ended = [s for s in self.ended if s != session]
             self.dirty = True

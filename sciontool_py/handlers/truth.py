@@ -101,14 +101,6 @@ class Truth:
             return (
                 f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
             )
-        if self.stamp is not None:
-            when = self._stamp_of(event)
-            newest = state.stamp(session, when) if when else 0.0
-            if event.name == "session-start" and when and when < newest:
-                return (
-                    f"{event.raw_name} of session {session or '(no id)'} stamped before an event already "
-                    "applied: status unchanged"
-                )
         lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
         if self.stay_ended and not lifecycle and event.name != "session-start" and state.has_ended(session):
             return f"{event.raw_name} after session {session or '(no id)'} ended: status unchanged"
@@ -127,9 +119,16 @@ class Truth:
         session = sessions.key_text(event.text("session_id"))
         if event.raw_name in self.errors:
             return False  # the harness goes on (a retry, the next step) or ends the session itself
+        late = self._late(state, session, event)
         if name == "session-start":
             if event.text("source") in self.keep_sources:
                 return False  # compaction: the agent does what it did before, calls and all
+            if late:  # fired with the prompt, run after it: the session is live, its work stays
+                state.rejoin(session)
+                if not self.stay_ended or info.get("phase") == "running":
+                    return False
+                info["phase"] = "running"
+                return True
             state.start_session(session)
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
             if self.stay_ended:  # a resumed session runs again
@@ -163,12 +162,17 @@ class Truth:
         elif name == "notification":
             _mark_waiting(state, session, event)
 
-    def _stamp_of(self, event: CanonicalEvent) -> float:
-        """The harness's time of the event at stamp_field (0: none)."""
+    def _late(self, state: sessions.SessionState, session: str, event: CanonicalEvent) -> bool:
+        """Whether the harness stamped the event (stamp_field) before one of its session already
+        applied; the newest stamp is kept."""
+        if self.stamp is None:
+            return False
         value: object = event.raw
-        for key in self.stamp or ():
+        for key in self.stamp:
             value = value.get(key) if isinstance(value, dict) else None
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value:
+            return False
+        return value < state.stamp(session, float(value))
 
     def _call_key(self, event: CanonicalEvent) -> str:
         """The harness's call id; without one, the tool's name and input (the same on its start

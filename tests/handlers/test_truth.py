@@ -146,13 +146,24 @@ def test_copilot_a_session_start_landing_after_its_prompt_does_not_undo_it(home:
     assert envelopes[0]["timestamp"] > envelopes[1]["timestamp"]  # the prompt, stamped later
     assert replay(home, "copilot", envelopes) == [
         "thinking",
-        "thinking",  # sessionStart, stamped before the prompt: status unchanged
-        "executing/bash",
-        "working",
-        "working",
+        "thinking running",  # sessionStart, stamped before the prompt: running, still thinking
+        "executing/bash running",
+        "working running",
+        "working running",
         "- stopped",
     ]
     assert "[INFO] [starting] Session started (source: new)" in log(home)  # still logged
+
+
+def test_copilot_a_resumed_session_whose_prompt_landed_first_runs_again(home: Path) -> None:
+    # `copilot --continue` after the session ended, the two hooks in the race's order: the prompt
+    # of the ended session changes nothing, so the resume's sessionStart is not late: running.
+    envelopes = recorded("copilot-race")
+    prompt, start = envelopes[0], envelopes[1]
+    resumed_prompt = {**prompt, "timestamp": int(str(prompt["timestamp"])) + 60000}
+    resumed = {**start, "source": "resume", "timestamp": int(str(start["timestamp"])) + 60000}
+    states = replay(home, "copilot", [*envelopes, resumed_prompt, resumed])
+    assert states[-3:] == ["- stopped", "- stopped", "working running"]
 
 
 def test_copilot_session_start_in_its_own_order_starts_the_session(home: Path) -> None:
