@@ -48,7 +48,7 @@ TUI = Tui(
     ready="Type your message",
     approval="Allow execution of",
     question="Which color do you want?",  # ask_user_question, Claude's shape
-    interrupted="Terminated",  # Esc kills the shell; PostToolUseFailure says so
+    interrupted="Request cancelled",  # Esc kills the shell; PostToolUseFailure says so
     compact=None,  # /compress of a short history: "Compression was not beneficial", nothing fires
     silent={"approval-denied": "Qwen Code fires no hook after a denial (Esc ends the turn)"},
 )
