@@ -302,6 +302,12 @@ def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
         calls.append(
             ("ask", "question", {"questions": [{k: v for k, v in QUESTION.items() if k != "multiSelect"}]})
         )
+    elif reply is not None and reply.ask and "ask_user_question" in tools:  # Qwen Code: Claude's shape
+        calls.append(("ask", "ask_user_question", {"questions": [QUESTION]}))
+    elif reply is not None and reply.ask and "ask_user" in tools:  # Copilot CLI: a form
+        choice = {"type": "string", "title": "Color", "enum": [o["label"] for o in QUESTION["options"]]}
+        form = {"properties": {"color": choice}, "required": ["color"]}
+        calls.append(("ask", "ask_user", {"message": QUESTION["question"], "requestedSchema": form}))
     shell = _chat_shell(tools) or "bash"
     params = tools.get(shell, {}).get("parameters") or {}
     for call in reply.calls if reply is not None else ():

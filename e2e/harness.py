@@ -53,6 +53,14 @@ class Harness:
     extra: tuple[str, ...] = ()  # more npm packages the harness needs (Droid's platform binary)
     extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
+    # Where the harness fires no hook before a model request: the raw events that do announce
+    # one (a prompt), and why the others go unsaid. A request no such event began within LEAD
+    # before is a silent window (docs/harnesses.md, "Where the harness says nothing").
+    model_hooks: tuple[str, ...] = ()
+    silent_model: str = ""
+    # Why a headless run fires no session end ("" when it does): from its last hook to the next
+    # launch (or the end) is then a silent window, and its final `working` is that window's.
+    headless_end: str = ""
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""

@@ -154,6 +154,7 @@ class Outcome:
     strict: truth.Ratio  # without the finishing spans
     final: str  # what agent-info.json said at the end
     final_right: bool
+    excused: str  # why a wrong final state is the harness's silence, not the hook's ("" when not)
     failures: list[str]
     seconds: float
 
@@ -166,6 +167,29 @@ def startup_windows(session: Session) -> None:
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
+
+
+def silent_models(harness: Harness, session: Session) -> None:
+    """Model requests the harness announced with no hook: excluded, with the harness's reason."""
+    if not harness.silent_model:
+        return
+    starts = [r["t0"] for r in session.run.records() if raw_name(r) in harness.model_hooks]
+    for began, ended in session.truth.flights:
+        if not any(began - truth.LEAD - truth.SLACK <= t <= began for t in starts):
+            session.truth.windows.append((began, ended, harness.silent_model))
+
+
+def silent_ends(harness: Harness, session: Session) -> None:
+    """Headless runs of a harness that fires no session end: silent from their last hook on."""
+    if not harness.headless_end:
+        return
+    calls = [(r["t0"], r["t1"]) for r in session.run.records()]
+    launches = sorted(began for began, _ in session.truth.alive)
+    for index in session.headless_runs:
+        began, ended = session.truth.alive[index]
+        last = max((t1 for t0, t1 in calls if began <= t0 <= ended), default=began)
+        after = min((t for t in launches if t > began), default=session.ended)
+        session.truth.windows.append((last, after, harness.headless_end))
 
 
 def finishing(session: Session) -> None:
@@ -212,6 +236,8 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)
     session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
     startup_windows(session)
+    silent_models(harness, session)
+    silent_ends(harness, session)
     finishing(session)
     ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
     strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
@@ -229,6 +255,7 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         strict,
         truth.said(final_info),
         truth.right("stopped", final_info),
+        harness.headless_end if session.headless_runs and not truth.right("stopped", final_info) else "",
         failures,
         session.ended - session.began,
     )
@@ -238,10 +265,10 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
 
 def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list[str]) -> None:
     origin = session.began
-    verdict = "right" if outcome.final_right else "WRONG"
+    verdict = verdict_of(outcome)
     print(
         f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
-        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict})"
+        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict}), load {os.getloadavg()[0]:.1f}"
     )
     for a, b, why in session.truth.windows:
         print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
@@ -260,10 +287,16 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
     sys.stdout.flush()
 
 
+def verdict_of(outcome: Outcome) -> str:
+    if outcome.final_right:
+        return "right"
+    return "WRONG, the harness's silence" if outcome.excused else "WRONG"
+
+
 def table(outcomes: list[Outcome]) -> None:
     print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
     for o in outcomes:
-        verdict = "right" if o.final_right else "WRONG"
+        verdict = verdict_of(o)
         checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
         ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
         print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
@@ -304,7 +337,7 @@ def main(argv: list[str]) -> int:
         else:
             shutil.rmtree(tmp)
     table(outcomes)
-    failed = [o for o in outcomes if o.failures or not o.final_right]
+    failed = [o for o in outcomes if o.failures or not (o.final_right or o.excused)]
     elapsed = time.monotonic() - started
     print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0

@@ -222,6 +222,22 @@ def test_events_after_the_session_ended_and_another_threads_notify_tell_the_hub_
     assert [kind for kind, _ in send(agent, hub, late, "codex") if kind != "metrics"] == []
 
 
+def test_copilots_error_report_tells_the_hub_the_agent_still_works(agent: Agent, hub: Recorder) -> None:
+    # errorOccurred (a model call Copilot CLI retries) is a notification in Scion's table: the hub
+    # heard "waiting_for_input" with nobody asked anything. The agent goes on working.
+    send(agent, hub, {"hook_event_name": "sessionStart", "sessionId": "s", "source": "new"}, "copilot")
+    error: Envelope = {
+        "hook_event_name": "errorOccurred",
+        "sessionId": "s",
+        "errorContext": "model_call",
+        "recoverable": True,
+        "error": {"message": "fake internal error", "name": "Error"},
+    }
+    assert send(agent, hub, error, "copilot") == [
+        status(activity="working", status="working", message="Ready")
+    ]
+
+
 def test_geminis_failed_turn_sends_no_reply(agent: Agent, hub: Recorder) -> None:
     failed: Envelope = {
         "hook_event_name": "AfterAgent",

@@ -122,6 +122,55 @@ def test_gemini_parallel_calls_without_ids_are_told_apart_by_name_and_input(home
     ]
 
 
+def test_droid_calls_fired_at_once_and_run_in_turn_execute_until_the_last_ends(home: Path) -> None:
+    # droid-parallel (`droid exec`, Droid 0.225.2): three Execute calls, every PreToolUse fired at
+    # once, the tools run one after another (2 s, 0.5 s, 1 s). No call id: name and input.
+    assert replay(home, "droid", recorded("droid-parallel")) == [
+        "working running",
+        "executing/Execute running",
+        "executing/Execute running",
+        "executing/Execute running",
+        "executing/Execute running",  # p1 ended; p2 runs
+        "executing/Execute running",  # p2 ended; p3 runs for 1 s more
+        "working running",
+        "working running",
+        "- stopped",
+    ]
+
+
+def test_copilot_a_session_start_landing_after_its_prompt_does_not_undo_it(home: Path) -> None:
+    # copilot-race (Copilot CLI 1.0.102, `copilot -p`, a 5 s model): sessionStart and
+    # userPromptSubmitted fire together and the prompt's hook ran first. Without the harness's
+    # timestamps sessionStart read `working` for the whole first model request (4 s in the e2e).
+    envelopes = recorded("copilot-race")
+    assert envelopes[0]["timestamp"] > envelopes[1]["timestamp"]  # the prompt, stamped later
+    assert replay(home, "copilot", envelopes) == [
+        "thinking",
+        "thinking running",  # sessionStart, stamped before the prompt: running, still thinking
+        "executing/bash running",
+        "working running",
+        "working running",
+        "- stopped",
+    ]
+    assert "[INFO] [starting] Session started (source: new)" in log(home)  # still logged
+
+
+def test_copilot_a_resumed_session_whose_prompt_landed_first_runs_again(home: Path) -> None:
+    # `copilot --continue` after the session ended, the two hooks in the race's order: the prompt
+    # of the ended session changes nothing, so the resume's sessionStart is not late: running.
+    envelopes = recorded("copilot-race")
+    prompt, start = envelopes[0], envelopes[1]
+    resumed_prompt = {**prompt, "timestamp": int(str(prompt["timestamp"])) + 60000}
+    resumed = {**start, "source": "resume", "timestamp": int(str(start["timestamp"])) + 60000}
+    states = replay(home, "copilot", [*envelopes, resumed_prompt, resumed])
+    assert states[-3:] == ["- stopped", "- stopped", "working running"]
+
+
+def test_copilot_session_start_in_its_own_order_starts_the_session(home: Path) -> None:
+    start, prompt = recorded("copilot-race")[1], recorded("copilot-race")[0]
+    assert replay(home, "copilot", [start, prompt]) == ["working running", "thinking running"]
+
+
 # --- 2. a batch end closes its tools --------------------------------------------------------------
 
 
@@ -300,6 +349,22 @@ def test_gemini_ask_user_waits_for_the_answer(home: Path) -> None:
     ]
 
 
+def test_qwen_an_approval_waits_until_the_approved_tool_starts(home: Path) -> None:
+    # qwen-approval (Qwen Code 0.24.4 TUI, --approval-mode default): PermissionRequest before the
+    # prompt is on screen, then, once the user approved, PreToolUse: unlike Claude Code, nothing
+    # of the approved tool's run is silent.
+    assert replay(home, "qwen-code", recorded("qwen-approval")) == [
+        "working running",
+        "thinking running",
+        "waiting_for_input running",
+        "executing/run_shell_command running",
+        "working running",
+        "thinking running",  # UserPromptSubmit again, empty: the tool's result goes to the model
+        "working running",
+        "- stopped",
+    ]
+
+
 def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path) -> None:
     start = recorded("c02-multi")[4]
     ask = {
@@ -411,6 +476,18 @@ def test_gemini_a_failed_tool_and_a_failed_turn_are_errors(home: Path) -> None:
     assert log(home)[-1] == "[ERROR] [working] Agent turn failed: no response ([no response text])"
 
 
+def test_copilot_error_occurred_is_an_error_while_copilot_retries_not_a_question(home: Path) -> None:
+    # copilot-apierror (Copilot CLI 1.0.102, `copilot -p`): one tool, then every model request
+    # fails with HTTP 500. Copilot retries five times (errorOccurred, errorContext model_call,
+    # recoverable), then ends the session (reason error). Scion maps errorOccurred to a
+    # notification: 21 s of waiting_for_input in the e2e, with nobody asked anything.
+    states = replay(home, "copilot", recorded("copilot-apierror"))
+    assert states[4:10] == ["working running"] * 6
+    assert states[-1] == "- stopped"
+    errors = [line for line in log(home) if line.startswith("[ERROR]")]
+    assert errors == ['[ERROR] [error] Error: {"type":"api_error","message":"fake internal error"}'] * 6
+
+
 # --- the state file ------------------------------------------------------------------------------
 
 
@@ -442,6 +519,8 @@ PLANTED = [
     b'{"open": {"s": "x"}, "ended": 5}',
     b"[" * 60000,
     b'{"session": "' + b"x" * 70000 + b'"}',
+    b'{"session": "s", "open": {}, "ended": [], "stamps": {"s": "late"}}',
+    b'{"session": "s", "open": {}, "ended": [], "stamps": [1]}',
 ]
 
 
