@@ -275,8 +275,9 @@ def _chat_tools(body: Json) -> dict[str, Json]:
     return {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
 
 
-# The shell tool of each chat-completions harness: opencode and Copilot CLI, Qwen Code, Droid.
-CHAT_SHELLS = ("bash", "run_shell_command", "Execute")
+# The shell tool of each chat-completions harness: opencode, Copilot CLI and Mistral Vibe, Qwen
+# Code, Droid, Hermes Agent.
+CHAT_SHELLS = ("bash", "run_shell_command", "Execute", "terminal")
 
 
 def _chat_shell(tools: dict[str, Json]) -> str | None:

@@ -31,9 +31,11 @@ import codex
 import copilot
 import droid
 import gemini
+import hermes
 import opencode
 import qwen
 import truth
+import vibe
 from fake_model import FakeModel, Script
 from harness import LOG, Harness, Scenario, Step
 from session import CACHE, Run, Session
@@ -48,12 +50,18 @@ HARNESSES: dict[str, Harness] = {
         copilot.HARNESS,
         qwen.HARNESS,
         droid.HARNESS,
+        vibe.HARNESS,
+        hermes.HARNESS,
     )
 }
 TOOL = Path(__file__).resolve().parent / "tool.sh"
 
 
 def install_harnesses(harnesses: list[Harness]) -> None:
+    for harness in harnesses:
+        if harness.python:
+            install_venv(harness)
+    harnesses = [h for h in harnesses if not h.python]
     prefix = CACHE / "npm"
     missing = []
     for harness in harnesses:
@@ -77,6 +85,25 @@ def install_harnesses(harnesses: list[Harness]) -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+
+
+def install_venv(harness: Harness) -> None:
+    """A PyPI harness in its own venv under the cache (its bin goes on PATH after the recorder)."""
+    venv = CACHE / f"venv-{harness.name}"
+    python = venv / "bin" / "python"
+    found = subprocess.run(
+        [str(python), "-m", "pip", "show", harness.package], capture_output=True, text=True, check=False
+    ) if python.exists() else None
+    if found is not None and f"Version: {harness.version}" in found.stdout:
+        return
+    print(f"pip install {harness.package}=={harness.version} into {venv} ...", flush=True)
+    if not python.exists():
+        subprocess.run([harness.python or "python3", "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{harness.package}=={harness.version}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def raw_name(record: dict[str, Any]) -> str:

@@ -83,6 +83,23 @@ EXPECTED: dict[str, list[str]] = {
         WORKING,  # Stop
         STOPPED,  # SessionEnd
     ],
+    "prompt-hello.jsonl": [  # Mistral Vibe: no session or prompt events
+        "executing file_system.bash",  # pre_tool
+        WORKING,  # post_tool
+        WORKING,  # post_agent (and nothing at the end of `vibe -p`)
+    ],
+    "chat-q-hello.jsonl": [  # Hermes Agent
+        WORKING,  # on_session_start
+        THINKING,  # pre_llm_call
+        THINKING,  # pre_api_request
+        WORKING,  # post_api_request
+        "executing terminal",  # pre_tool_call
+        WORKING,  # post_tool_call
+        THINKING,  # pre_api_request
+        WORKING,  # post_api_request
+        WORKING,  # on_session_end: the turn's end
+        STOPPED,  # on_session_finalize
+    ],
 }
 
 
