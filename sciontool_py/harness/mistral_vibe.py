@@ -1,4 +1,5 @@
-"""Mistral Vibe (3.0.2 tried): `[[hooks]]` tables in `.vibe/hooks.toml` or `~/.vibe/hooks.toml`.
+"""Mistral Vibe (3.0.2 tried): `[[hooks]]` tables in `.vibe/hooks.toml` or `~/.vibe/hooks.toml`
+(`$VIBE_HOME/hooks.toml` when set).
 
 Vibe runs each hook's command through the shell with a JSON object on stdin
 and reads stdout as its answer (empty: go on). Names must be unique across
@@ -25,7 +26,8 @@ class MistralVibe(Harness):
 
     def target(self, scope: Scope) -> tuple[str, str]:
         if scope.project is None:
-            return user_home(), os.path.join(".vibe", "hooks.toml")
+            vibe_home = os.environ.get("VIBE_HOME")
+            return (vibe_home, "hooks.toml") if vibe_home else (user_home(), os.path.join(".vibe", "hooks.toml"))
         return scope.project, os.path.join(".vibe", "hooks.toml")
 
     def entries(self, scope: Scope) -> list[dict[str, str]]:

@@ -178,7 +178,15 @@ def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
         k: v
         for k, v in os.environ.items()
         if k
-        not in ("SCION_DIALECTS_PATH", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+        not in (
+            "SCION_DIALECTS_PATH",
+            "CODEX_HOME",
+            "VIBE_HOME",
+            "HERMES_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        )
     }
     env.pop("SCIONTOOL_CACHE_DIR", None)  # the cache goes under HOME: --dry-run must not write it
     env["HOME"] = str(tmp / "home")
