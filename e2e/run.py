@@ -91,9 +91,13 @@ def install_venv(harness: Harness) -> None:
     """A PyPI harness in its own venv under the cache (its bin goes on PATH after the recorder)."""
     venv = CACHE / f"venv-{harness.name}"
     python = venv / "bin" / "python"
-    found = subprocess.run(
-        [str(python), "-m", "pip", "show", harness.package], capture_output=True, text=True, check=False
-    ) if python.exists() else None
+    found = (
+        subprocess.run(
+            [str(python), "-m", "pip", "show", harness.package], capture_output=True, text=True, check=False
+        )
+        if python.exists()
+        else None
+    )
     if found is not None and f"Version: {harness.version}" in found.stdout:
         return
     print(f"pip install {harness.package}=={harness.version} into {venv} ...", flush=True)

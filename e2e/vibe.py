@@ -11,7 +11,14 @@ from harness import LOG, Harness
 from session import CACHE, Run
 
 EXPECTED = [
-    ("pre_tool", {"activity": "executing", "toolName": "file_system.bash", LOG: "[executing] Running tool: file_system.bash"}),
+    (
+        "pre_tool",
+        {
+            "activity": "executing",
+            "toolName": "file_system.bash",
+            LOG: "[executing] Running tool: file_system.bash",
+        },
+    ),
     ("post_tool", {"activity": "working", LOG: "[working] Tool file_system.bash completed"}),
     ("post_agent", {"activity": "working", LOG: "[working] Agent turn completed"}),
 ]

@@ -77,7 +77,7 @@ class Hermes(Harness):
             indent = first[: len(first) - len(first.lstrip())]
             whole = where[0] + 1 < len(lines) and lines[where[0] + 1].rstrip() == "hooks:"
             block = self._whole(scope) if whole else self._block(scope, indent)
-            after = textblock.replace_block(text, block)
+            after = textblock.replace_block(text, block) or text  # found above: never None
             old = _load(textblock.remove(text, self.name) or "", path) if after != text else old
         else:
             after, created = self._insert(text, lines, scope, path)
@@ -139,7 +139,7 @@ class Hermes(Harness):
         rest = {e: v for e, v in hooks.items() if not _ours(v)} if isinstance(hooks, dict) else {}
         expected = {k: v for k, v in old.items() if k != "hooks"}
         if ("hooks",) not in keys:
-            empty = {} if replaced is not None and "{}" in replaced else None
+            empty: dict[str, object] | None = {} if replaced is not None and "{}" in replaced else None
             expected["hooks"] = rest or empty
         _check(after, path, expected)
         summary = "removed sciontool hooks"
@@ -154,8 +154,13 @@ class Hermes(Harness):
 
 
 def _ours(entries: object) -> bool:
-    return isinstance(entries, list) and bool(entries) and all(
-        isinstance(e, dict) and str(e.get("command", "")).endswith(" hook --dialect=hermes") for e in entries
+    return (
+        isinstance(entries, list)
+        and bool(entries)
+        and all(
+            isinstance(e, dict) and str(e.get("command", "")).endswith(" hook --dialect=hermes")
+            for e in entries
+        )
     )
 
 

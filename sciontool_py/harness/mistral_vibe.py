@@ -27,7 +27,9 @@ class MistralVibe(Harness):
     def target(self, scope: Scope) -> tuple[str, str]:
         if scope.project is None:
             vibe_home = os.environ.get("VIBE_HOME")
-            return (vibe_home, "hooks.toml") if vibe_home else (user_home(), os.path.join(".vibe", "hooks.toml"))
+            if vibe_home:
+                return vibe_home, "hooks.toml"
+            return user_home(), os.path.join(".vibe", "hooks.toml")
         return scope.project, os.path.join(".vibe", "hooks.toml")
 
     def entries(self, scope: Scope) -> list[dict[str, str]]:

@@ -72,9 +72,7 @@ def replace_block(text: str, block: Block) -> str | None:
 def append(text: str, block: Block) -> tuple[str, str]:
     """The text with the block at its end, and what was put before it (to take away again)."""
     newline = newline_of(text)
-    if not text:
-        separator = ""
-    elif text.endswith(newline + newline) or text == newline:
+    if not text or text == newline or text.endswith(newline + newline):
         separator = ""
     elif text.endswith(newline):
         separator = newline
