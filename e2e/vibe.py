@@ -28,6 +28,7 @@ enable_telemetry = false
 enable_update_checks = false
 enable_notifications = false
 experimental_enable_model_catalog = false
+api_retry_max_elapsed_time = 0.0
 
 [[providers]]
 name = "fake"

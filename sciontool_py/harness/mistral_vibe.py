@@ -32,6 +32,9 @@ class MistralVibe(Harness):
             return user_home(), os.path.join(".vibe", "hooks.toml")
         return scope.project, os.path.join(".vibe", "hooks.toml")
 
+    def notes(self, scope: Scope) -> list[str]:
+        return [NOTE] if scope.project is not None else []
+
     def entries(self, scope: Scope) -> list[dict[str, str]]:
         command = scope.hook_command(self.dialect)
         return [
@@ -58,12 +61,12 @@ class MistralVibe(Harness):
             after, separator = textblock.append(text, block)
             created = [(textblock.SEPARATOR, separator)]
         elif after == text:
-            return [Edit(path, before, before, "already wired", [NOTE])]
+            return [Edit(path, before, before, "already wired", self.notes(scope))]
         mine = {json.dumps(e, sort_keys=True) for e in self.entries(scope)}
         kept = [h for h in _hooks(old) if json.dumps(h, sort_keys=True) not in mine and not _ours(h)]
         self._check(after, path, {**old, "hooks": kept + self.entries(scope)})
         summary = f"added sciontool hooks for {', '.join(e['type'] for e in self.entries(scope))}"
-        return [Edit(path, before, after, summary, [NOTE], installs=True, created_keys=created)]
+        return [Edit(path, before, after, summary, self.notes(scope), installs=True, created_keys=created)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
@@ -101,7 +104,8 @@ class MistralVibe(Harness):
     def show(self, scope: Scope) -> str:
         root, relative = self.target(scope)
         lines = "\n".join(self.block(scope).lines())
-        return f"# appended to {os.path.join(root, relative)}\n{lines}\n# {NOTE}\n"
+        note = "".join(f"# {n}\n" for n in self.notes(scope))
+        return f"# appended to {os.path.join(root, relative)}\n{lines}\n{note}"
 
 
 def _hooks(data: dict[str, object]) -> list[object]:
