@@ -1,6 +1,6 @@
 """`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
 
-Installs each harness from npm into .e2e-cache/ (about 1 GB, once), then runs its scenarios
+Installs each harness from npm (or PyPI, in a venv) into .e2e-cache/ (once), then runs its scenarios
 (harness.py; a harness is one module: claude.py, gemini.py, codex.py, opencode.py), each in a
 throwaway HOME and project, offline against e2e/fake_model.py, with e2e/hook_recorder.py first
 on PATH as `sciontool`. For every scenario it prints the truth ratio (truth.py): the share of
@@ -9,7 +9,7 @@ state is right. The hello scenario also checks every hook call against the harne
 expectations.
 
 Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
-(default: all seven; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+(default: all nine; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
 Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
