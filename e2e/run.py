@@ -9,7 +9,7 @@ state is right. The hello scenario also checks every hook call against the harne
 expectations.
 
 Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
-(default: all nine; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+(default: all ten; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
 Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import auggie
 import claude
 import codex
 import copilot
@@ -52,6 +53,7 @@ HARNESSES: dict[str, Harness] = {
         droid.HARNESS,
         vibe.HARNESS,
         hermes.HARNESS,
+        auggie.HARNESS,
     )
 }
 TOOL = Path(__file__).resolve().parent / "tool.sh"

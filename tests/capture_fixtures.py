@@ -33,6 +33,7 @@ SESSIONS = (
     ("droid-0.225.2", "exec-echo-hi.jsonl", "droid"),
     ("mistral-vibe-3.0.2", "prompt-hello.jsonl", "mistral-vibe"),
     ("hermes-agent-0.19.0", "chat-q-hello.jsonl", "hermes"),
+    ("auggie-0.36.0", "print-hello.jsonl", "auggie"),
 )
 
 

@@ -100,6 +100,14 @@ EXPECTED: dict[str, list[str]] = {
         WORKING,  # on_session_end: the turn's end
         STOPPED,  # on_session_finalize
     ],
+    "print-hello.jsonl": [  # Auggie
+        WORKING,  # SessionStart
+        THINKING,  # PromptSubmit
+        "executing launch-process",  # PreToolUse
+        WORKING,  # PostToolUse
+        WORKING,  # Stop
+        STOPPED,  # SessionEnd
+    ],
 }
 
 
