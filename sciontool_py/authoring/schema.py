@@ -53,6 +53,8 @@ _OPTION_TEXT = {
     "interrupt_events": "Raw events (mapped ones) that end a turn the user interrupted (logged as such).",
     "no_reply_texts": "agent-end assistant texts that stand for no answer: a failed turn, no reply for "
     "the hub.",
+    "resume_events": "Raw events (mapped ones) that take a session up again after its session-end, "
+    "when the harness fires no session-start for it: the phase reads running again.",
 }
 
 

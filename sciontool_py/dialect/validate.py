@@ -57,9 +57,17 @@ OPTION_KINDS = {
     "interrupt_events": list,
     # agent-end assistant texts that stand for no answer: a failed turn, no reply for the hub.
     "no_reply_texts": list,
+    # Raw events (mapped ones) that take a session up again after its end: the phase reads running.
+    "resume_events": list,
 }
 # Options that name raw events, each of which must be in 'mappings'.
-_EVENT_OPTIONS = ("resumes_after_wait", "batch_end_events", "own_session_events", "interrupt_events")
+_EVENT_OPTIONS = (
+    "resumes_after_wait",
+    "batch_end_events",
+    "own_session_events",
+    "interrupt_events",
+    "resume_events",
+)
 
 
 class Problem:

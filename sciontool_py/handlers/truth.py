@@ -33,6 +33,7 @@ class Truth:
         "own_session",
         "interrupts",
         "no_reply",
+        "resumes",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -44,11 +45,12 @@ class Truth:
         self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
         self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
         self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
+        self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts"):
+        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts", "resume_events"):
             if key in options:
                 return Truth(options)
         return None
@@ -108,12 +110,15 @@ class Truth:
             else:
                 state.end_calls(session)
             return agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        revived = event.raw_name in self.resumes and info.get("phase") == "stopped"
+        if revived:  # a session taken up again without a session-start (Hermes's --continue)
+            info["phase"] = "running"
         if self.call_ids is not None:
             self._track(state, event, session, input_tools)
         if event.raw_name in self.batch_ends or name in _TURN_ENDS:
             state.end_calls(session)
         changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
-        return self._settle(info, state) or changed
+        return self._settle(info, state) or changed or revived
 
     def _track(
         self, state: sessions.SessionState, event: CanonicalEvent, session: str, input_tools: list[str]
