@@ -47,4 +47,5 @@ HARNESS = Harness(
     setup=setup,
     headless=headless,
     expected=EXPECTED,
+    api_error=400,  # unrecoverable for Auggie; a 500 it retries for minutes
 )
