@@ -53,9 +53,9 @@ class Harness:
     extra: tuple[str, ...] = ()  # more npm packages the harness needs (Droid's platform binary)
     extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
-    # A harness from PyPI instead of npm: the Python (3.12 and later) its venv under the cache
-    # (venv-NAME) is made with; `package` and `version` are then the PyPI ones.
-    python: str | None = None
+    # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
+    # it runs on; `package` and `version` are then the PyPI ones.
+    python: tuple[int, int] | None = None
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""

@@ -104,12 +104,32 @@ def install_venv(harness: Harness) -> None:
         return
     print(f"pip install {harness.package}=={harness.version} into {venv} ...", flush=True)
     if not python.exists():
-        subprocess.run([harness.python or "python3", "-m", "venv", str(venv)], check=True)
+        subprocess.run([interpreter(harness.python or (3, 10)), "-m", "venv", str(venv)], check=True)
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", f"{harness.package}=={harness.version}"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
+
+
+def interpreter(oldest: tuple[int, int]) -> str:
+    """A Python at least this new: $E2E_PYTHON, this one, or python3.X on PATH."""
+    names = [os.environ.get("E2E_PYTHON", ""), sys.executable]
+    names += [f"python3.{minor}" for minor in range(14, oldest[1] - 1, -1)]
+    for name in filter(None, names):
+        found = (
+            subprocess.run(
+                [name, "-c", "import sys; print(*sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if shutil.which(name)
+            else None
+        )
+        if found is not None and found.returncode == 0 and tuple(map(int, found.stdout.split())) >= oldest:
+            return name
+    raise SystemExit(f"no Python {oldest[0]}.{oldest[1]} or later found: set E2E_PYTHON to one")
 
 
 def raw_name(record: dict[str, Any]) -> str:

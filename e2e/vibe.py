@@ -64,5 +64,5 @@ HARNESS = Harness(
     setup=setup,
     headless=headless,
     expected=EXPECTED,
-    python="python3.12",
+    python=(3, 12),
 )
