@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 # What each option turns on (the option names are the dialect's).
 _STATE_OPTIONS = ("call_id_fields", "batch_end_events", "ended_sessions_stay_ended", "own_session_events")
+_STATELESS_OPTIONS = ("keep_state_sources", "interrupt_events", "no_reply_texts", "resume_events")
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
@@ -50,7 +51,7 @@ class Truth:
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts", "resume_events"):
+        for key in (*_STATE_OPTIONS, *_STATELESS_OPTIONS):
             if key in options:
                 return Truth(options)
         return None
