@@ -58,49 +58,37 @@ class Hermes(Harness):
         return {e: scope.hook_command(self.dialect) for e in routed_events(self.dialect, FIRED)}
 
     def body(self, scope: Scope, indent: str) -> list[str]:
-        lines: list[str] = []
-        for event, command in self.commands(scope).items():
-            lines += [f"{indent}{event}:", f"{indent}  - command: {json.dumps(command)}"]
-        return lines
+        return [line for event in self.commands(scope) for line in self._entry_lines(scope, event, indent)]
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
         before = read_text(path)
         text = before or ""
-        old = _load(text, path)
-        ours = {e: [{"command": c}] for e, c in self.commands(scope).items()}
-        created: list[tuple[str, ...]] = []
-        lines = textblock.split(text)
-        where = textblock.find(lines, self.name)
-        if where is not None:
-            first = lines[where[0]]
-            indent = first[: len(first) - len(first.lstrip())]
-            whole = where[0] + 1 < len(lines) and lines[where[0] + 1].rstrip() == "hooks:"
-            block = self._whole(scope) if whole else self._block(scope, indent)
-            after = textblock.replace_block(text, block) or text  # found above: never None
-            old = _load(textblock.remove(text, self.name) or "", path) if after != text else old
-        else:
-            after, created = self._insert(text, lines, scope, path)
-        if after == text:
-            return [Edit(path, before, before, "already wired", [NOTE])]
+        _load(text, path)
+        pristine = self._strip(text, path)  # a reinstall starts again from the user's own file
+        old = _load(pristine, path)
         hooks = old.get("hooks") or {}
         if not isinstance(hooks, dict):
             raise SciontoolError(f"{path}: hooks is not a mapping; left untouched")
-        _check(after, path, {**old, "hooks": {**hooks, **ours}})
+        after, created = self._insert(pristine, scope, path, hooks)
+        if after == text:
+            return [Edit(path, before, before, "already wired", [NOTE])]
+        ours = self.commands(scope)
+        merged = {e: [{"command": ours[e]}, *(hooks.get(e) or [])] for e in ours}
+        _check(after, path, {**old, "hooks": {**hooks, **merged}})
         summary = f"added sciontool hooks for {', '.join(ours)}"
         return [Edit(path, before, after, summary, [NOTE], installs=True, created_keys=created)]
-
-    def _block(self, scope: Scope, indent: str) -> textblock.Block:
-        return textblock.Block(self.name, indent, self.body(scope, indent))
 
     def _whole(self, scope: Scope) -> textblock.Block:
         """The block that is the file's whole `hooks:` key."""
         return textblock.Block(self.name, "", ["hooks:", *self.body(scope, "  ")])
 
     def _insert(
-        self, text: str, lines: list[str], scope: Scope, path: str
+        self, text: str, scope: Scope, path: str, hooks: dict[str, object]
     ) -> tuple[str, list[tuple[str, ...]]]:
-        """Our block in a file without it: under the user's `hooks:`, or a new `hooks:` at the end."""
+        """Our blocks in a file without them: under the user's `hooks:` (our entry first in an
+        event's list the user has), or a new `hooks:` at the end."""
+        lines = textblock.split(text)
         at = next((i for i, line in enumerate(lines) if _HOOKS.match(line.rstrip("\r\n"))), None)
         if at is None:
             after, separator = textblock.append(text, self._whole(scope))
@@ -110,33 +98,72 @@ class Hermes(Harness):
         assert match is not None
         value = match.group("value").strip()
         created: list[tuple[str, ...]] = []
+        newline = textblock.newline_of(text)
+        shared = [e for e in self.commands(scope) if e in hooks]
+        for event in reversed(sorted(shared, key=lambda e: _key_line(lines, at, e, path))):
+            lines = self._join_list(lines, _key_line(lines, at, event, path), event, scope, path, newline)
         head = lines[: at + 1]
         if value:
             if value not in _EMPTY or match.group("comment"):
                 raise SciontoolError(f"{path}: hooks is not a block mapping; add sciontool's by hand")
             head = [*lines[:at], "hooks:" + lines[at][len(line) :]]
             created.append((textblock.REPLACED, line))
-        newline = textblock.newline_of(text)
         if not head[-1].endswith(("\n", "\r")):
             head[-1] += newline
             created.append((textblock.SEPARATOR, newline))
-        block = self._block(scope, _child_indent(lines[at + 1 :]))
-        return "".join(head + textblock.render(block, newline) + lines[at + 1 :]), created
+        own = [e for e in self.commands(scope) if e not in shared]
+        block = textblock.Block(self.name, "", [])
+        if own:
+            indent = _child_indent(lines[at + 1 :])
+            body = [b for e in own for b in self._entry_lines(scope, e, indent)]
+            block = textblock.Block(self.name, indent, body)
+        rendered = textblock.render(block, newline) if own else []
+        return "".join(head + rendered + lines[at + 1 :]), created
+
+    def _entry_lines(self, scope: Scope, event: str, indent: str) -> list[str]:
+        return [f"{indent}{event}:", f"{indent}  - command: {json.dumps(self.commands(scope)[event])}"]
+
+    def _join_list(
+        self, lines: list[str], key: int, event: str, scope: Scope, path: str, newline: str
+    ) -> list[str]:
+        """Our entry as the first item of the user's own list for this event (a block sequence)."""
+        item = next((x for x in lines[key + 1 :] if x.strip() and not x.strip().startswith("#")), "")
+        if not item.lstrip().startswith("- ") or not lines[key].rstrip("\r\n").rstrip().endswith(":"):
+            raise SciontoolError(
+                f"{path}: hooks.{event} is not a list of `- ` items; add sciontool's to it by hand "
+                "(`sciontool harness show hermes` prints it)"
+            )
+        indent = item[: len(item) - len(item.lstrip())]
+        command = json.dumps(self.commands(scope)[event])
+        block = textblock.Block(f"{self.name} {event}", indent, [f"{indent}- command: {command}"])
+        return [*lines[: key + 1], *textblock.render(block, newline), *lines[key + 1 :]]
+
+    def _strip(self, text: str, path: str) -> str:
+        """The text without any block of ours (and what they replaced put back)."""
+        keys = record.keys(path)
+        separator = next((k[1] for k in keys if k[:1] == (textblock.SEPARATOR,)), "")
+        replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
+        for event in FIRED:
+            text = _or(textblock.remove(text, f"{self.name} {event}"), text)
+        return _or(textblock.remove(text, self.name, separator, replaced), text)
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
         before = read_text(path)
         if before is None:
             return [Edit(path, None, None, "no such file")]
-        keys = record.keys(path)
-        separator = next((k[1] for k in keys if k[:1] == (textblock.SEPARATOR,)), "")
-        replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
-        after = textblock.remove(before, self.name, separator, replaced)
-        if after is None:
+        after = self._strip(before, path)
+        if after == before:
             return [Edit(path, before, before, "no sciontool hooks")]
+        keys = record.keys(path)
+        replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
         old = _load(before, path)
         hooks = old.get("hooks")
-        rest = {e: v for e, v in hooks.items() if not _ours(v)} if isinstance(hooks, dict) else {}
+        rest: dict[str, object] = {}
+        for event, entries in hooks.items() if isinstance(hooks, dict) else ():
+            mine = isinstance(entries, list) and [e for e in entries if not _our_entry(e)]
+            if not (isinstance(entries, list) and entries and not mine):  # only ours: the key goes too
+                rest[event] = mine if isinstance(entries, list) else entries
         expected = {k: v for k, v in old.items() if k != "hooks"}
         if ("hooks",) not in keys:
             empty: dict[str, object] | None = {} if replaced is not None and "{}" in replaced else None
@@ -153,15 +180,25 @@ class Hermes(Harness):
         return f"# merged into {os.path.join(root, relative)}\n{lines}\n# {NOTE}\n"
 
 
-def _ours(entries: object) -> bool:
-    return (
-        isinstance(entries, list)
-        and bool(entries)
-        and all(
-            isinstance(e, dict) and str(e.get("command", "")).endswith(" hook --dialect=hermes")
-            for e in entries
-        )
-    )
+def _or(stripped: str | None, text: str) -> str:
+    """The text a block was removed from, or the text as it was (no such block)."""
+    return text if stripped is None else stripped
+
+
+def _our_entry(entry: object) -> bool:
+    return isinstance(entry, dict) and str(entry.get("command", "")).endswith(" hook --dialect=hermes")
+
+
+def _key_line(lines: list[str], hooks_at: int, event: str, path: str) -> int:
+    """The line of `EVENT:` inside the top-level `hooks:` mapping."""
+    key = re.compile(rf"[ \t]+{re.escape(event)}[ \t]*:")
+    for i in range(hooks_at + 1, len(lines)):
+        line = lines[i]
+        if line.strip() and not line[0].isspace() and not line.lstrip().startswith("#"):
+            break  # the next top-level key: the hooks mapping ended
+        if key.match(line):
+            return i
+    raise SciontoolError(f"{path}: cannot find hooks.{event} in the file; add sciontool's by hand")
 
 
 def _child_indent(rest: list[str]) -> str:

@@ -85,6 +85,9 @@ hooks:
     pre_verify:
       - command: ~/bin/run-tests.sh
         timeout: 120
+    pre_tool_call:
+    - matcher: terminal  # my guard
+      command: ~/bin/guard.py
 hooks_auto_accept: false
 """
 

@@ -68,10 +68,21 @@ def test_hermes_block_joins_the_users_hooks_mapping_as_hermes_reads_it(tmp_path:
     assert data["terminal"] == {} and "# mine" in config.read_text()
 
 
-def test_hermes_refuses_an_event_the_user_wired_and_changes_nothing(tmp_path: Path) -> None:
+def test_hermes_puts_ours_first_in_a_list_the_user_has_for_the_event(tmp_path: Path) -> None:
     config = tmp_path / ".hermes" / "config.yaml"
     config.parent.mkdir()
-    text = "hooks:\n  pre_tool_call:\n    - matcher: terminal\n      command: ~/bin/guard.py\n"
+    config.write_text("hooks:\n  pre_tool_call:\n    - matcher: terminal\n      command: ~/bin/guard.py\n")
+    assert harness(tmp_path, "install", "hermes", "--user").returncode == 0
+    assert yaml.safe_load(config.read_text())["hooks"]["pre_tool_call"] == [
+        {"command": "sciontool hook --dialect=hermes"},
+        {"matcher": "terminal", "command": "~/bin/guard.py"},
+    ]
+
+
+def test_hermes_refuses_an_event_list_in_flow_style_and_changes_nothing(tmp_path: Path) -> None:
+    config = tmp_path / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    text = "hooks:\n  pre_tool_call: [{command: ~/bin/guard.py}]\n"
     config.write_text(text)
     proc = harness(tmp_path, "install", "hermes", "--user")
     assert proc.returncode == 1 and proc.stdout == ""
