@@ -61,6 +61,9 @@ class Harness:
     # Why a headless run fires no session end ("" when it does): from its last hook to the next
     # launch (or the end) is then a silent window, and its final `working` is that window's.
     headless_end: str = ""
+    # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
+    # it runs on; `package` and `version` are then the PyPI ones.
+    python: tuple[int, int] | None = None
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""

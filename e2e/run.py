@@ -1,6 +1,6 @@
 """`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
 
-Installs each harness from npm into .e2e-cache/ (about 1 GB, once), then runs its scenarios
+Installs each harness from npm (or PyPI, in a venv) into .e2e-cache/ (once), then runs its scenarios
 (harness.py; a harness is one module: claude.py, gemini.py, codex.py, opencode.py), each in a
 throwaway HOME and project, offline against e2e/fake_model.py, with e2e/hook_recorder.py first
 on PATH as `sciontool`. For every scenario it prints the truth ratio (truth.py): the share of
@@ -9,7 +9,7 @@ state is right. The hello scenario also checks every hook call against the harne
 expectations.
 
 Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
-(default: all seven; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+(default: all ten; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
 Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
@@ -26,14 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import auggie
 import claude
 import codex
 import copilot
 import droid
 import gemini
+import hermes
 import opencode
 import qwen
 import truth
+import vibe
 from fake_model import FakeModel, Script
 from harness import LOG, Harness, Scenario, Step
 from session import CACHE, Run, Session
@@ -48,12 +51,19 @@ HARNESSES: dict[str, Harness] = {
         copilot.HARNESS,
         qwen.HARNESS,
         droid.HARNESS,
+        vibe.HARNESS,
+        hermes.HARNESS,
+        auggie.HARNESS,
     )
 }
 TOOL = Path(__file__).resolve().parent / "tool.sh"
 
 
 def install_harnesses(harnesses: list[Harness]) -> None:
+    for harness in harnesses:
+        if harness.python:
+            install_venv(harness)
+    harnesses = [h for h in harnesses if not h.python]
     prefix = CACHE / "npm"
     missing = []
     for harness in harnesses:
@@ -77,6 +87,49 @@ def install_harnesses(harnesses: list[Harness]) -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+
+
+def install_venv(harness: Harness) -> None:
+    """A PyPI harness in its own venv under the cache (its bin goes on PATH after the recorder)."""
+    venv = CACHE / f"venv-{harness.name}"
+    python = venv / "bin" / "python"
+    found = (
+        subprocess.run(
+            [str(python), "-m", "pip", "show", harness.package], capture_output=True, text=True, check=False
+        )
+        if python.exists()
+        else None
+    )
+    if found is not None and f"Version: {harness.version}" in found.stdout:
+        return
+    print(f"pip install {harness.package}=={harness.version} into {venv} ...", flush=True)
+    if not python.exists():
+        subprocess.run([interpreter(harness.python or (3, 10)), "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{harness.package}=={harness.version}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def interpreter(oldest: tuple[int, int]) -> str:
+    """A Python at least this new: $E2E_PYTHON, this one, or python3.X on PATH."""
+    names = [os.environ.get("E2E_PYTHON", ""), sys.executable]
+    names += [f"python3.{minor}" for minor in range(14, oldest[1] - 1, -1)]
+    for name in filter(None, names):
+        found = (
+            subprocess.run(
+                [name, "-c", "import sys; print(*sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if shutil.which(name)
+            else None
+        )
+        if found is not None and found.returncode == 0 and tuple(map(int, found.stdout.split())) >= oldest:
+            return name
+    raise SystemExit(f"no Python {oldest[0]}.{oldest[1]} or later found: set E2E_PYTHON to one")
 
 
 def raw_name(record: dict[str, Any]) -> str:

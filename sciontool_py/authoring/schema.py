@@ -59,6 +59,8 @@ _OPTION_TEXT = {
     "as it was and the log line is an error.",
     "stamp_field": "Envelope path of the harness's event time (a number): a session-start stamped before "
     "an event of its session already applied (the harness fired them together) keeps the activity.",
+    "resume_events": "Raw events (mapped ones) that take a session up again after its session-end, "
+    "when the harness fires no session-start for it: the phase reads running again.",
 }
 
 

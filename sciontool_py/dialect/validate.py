@@ -64,6 +64,8 @@ OPTION_KINDS = {
     # Envelope path of the harness's event time: a session-start older than an applied event
     # of its session (the two fired together) keeps the activity.
     "stamp_field": str,
+    # Raw events (mapped ones) that take a session up again after its end: the phase reads running.
+    "resume_events": list,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = (
@@ -73,6 +75,7 @@ _EVENT_OPTIONS = (
     "interrupt_events",
     "model_call_events",
     "error_events",
+    "resume_events",
 )
 
 

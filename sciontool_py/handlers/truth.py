@@ -32,6 +32,7 @@ _STATELESS_OPTIONS = (
     "no_reply_texts",
     "model_call_events",
     "error_events",
+    "resume_events",
 )
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
@@ -50,6 +51,7 @@ class Truth:
         "model_calls",
         "errors",
         "stamp",
+        "resumes",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -65,6 +67,7 @@ class Truth:
         self.errors: list[str] = options.get("error_events") or []  # type: ignore[assignment]
         stamp = options.get("stamp_field")
         self.stamp = stamp.lstrip(".").split(".") if isinstance(stamp, str) and stamp else None
+        self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
@@ -144,12 +147,15 @@ class Truth:
             else:
                 state.end_calls(session)
             return agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        revived = event.raw_name in self.resumes and info.get("phase") == "stopped"
+        if revived:  # a session taken up again without a session-start (Hermes's --continue)
+            info["phase"] = "running"
         if self.call_ids is not None:
             self._track(state, event, session, input_tools)
         if event.raw_name in self.batch_ends or name in _TURN_ENDS:
             state.end_calls(session)
         changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
-        changed = self._settle(info, state) or changed
+        changed = self._settle(info, state) or changed or revived
         if event.raw_name in self.model_calls and info.get("activity") == "working":
             # The harness calls the model next and says nothing while it does (no calls open).
             agent_info.set_activity(info, "thinking")
