@@ -48,4 +48,6 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     api_error=400,  # unrecoverable for Auggie; a 500 it retries for minutes
+    model_hooks=("PromptSubmit",),
+    silent_model="Auggie fires no hook around a model request (only a prompt says thinking)",
 )
