@@ -206,7 +206,8 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     flights = [(f.start, f.end or session.ended) for f in model.flights]
     session.truth.flights += flights
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)
-    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
+    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit, gone=session.poller.gone)
+    session.truth.release()
     startup_windows(session)
     finishing(session)
     ratio = truth.measure(session.truth, session.samples, session.began, session.ended)

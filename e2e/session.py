@@ -84,7 +84,7 @@ class Session:
         self.env = env
         self.truth = Truth()
         self.procs: list[subprocess.CompletedProcess[str]] = []
-        self.poller = Poller(run.home)
+        self.poller = Poller(run.home, run.marks)
         self.began = time.time()
         self.ended = self.began
         self.samples: list[Sample] = []
