@@ -67,6 +67,7 @@ TUI = Tui(
     compact="/compact",
     compacted="Context compacted",
     exit="/quit",
+    silent={"approval-granted": "Codex 0.171.0 fires no hook from an approval to the tool's end"},
 )
 
 HARNESS = Harness(

@@ -256,6 +256,63 @@ def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path)
     assert log(home)[-1] == "[INFO] [working] Agent turn interrupted by the user"
 
 
+def test_codex_tui_approval_granted_waits_until_the_approved_tool_ends(home: Path) -> None:
+    # c20-approve (codex -a on-request, live): PermissionRequest while the prompt is on screen;
+    # after the approval Codex fires nothing until PostToolUse (docs/harnesses.md).
+    assert replay(home, "codex", recorded("c20-approve")) == [
+        "working running",
+        "thinking running",
+        "thinking running",  # the title thread's notify: not this session's turn (point 6)
+        "thinking running",
+        "working running",
+        "executing/Bash running",
+        "waiting_for_input running",  # PermissionRequest: the approval prompt is on screen
+        "working running",  # PostToolUse of the approved call
+        "thinking running",
+        "working running",
+        "working running",
+        "completed running",
+        "- stopped",
+    ]
+
+
+def test_codex_tui_approval_denied_with_esc_is_back_to_ready(home: Path) -> None:
+    # c21-deny (live): Esc at the approval prompt fires Interrupt, the turn is over (Ready).
+    states = replay(home, "codex", recorded("c21-deny"))
+    assert states[4:] == [
+        "executing/Bash running",
+        "executing/Bash running",  # PostModelRequest landed after PreToolUse: the call stays open
+        "waiting_for_input running",
+        "working running",  # Interrupt: the denied call is forgotten, no prompt on screen
+        "- stopped",
+    ]
+    assert log(home)[-2] == "[INFO] [working] Agent turn interrupted by the user"
+
+
+def test_codex_tui_request_user_input_reads_waiting_until_answered(home: Path) -> None:
+    # c22-question (live, request_user_input by its feature flag outside Plan mode).
+    states = replay(home, "codex", recorded("c22-question"))
+    assert states[4:8] == [
+        "working running",
+        "waiting_for_input running",  # the question is on screen
+        "working running",  # answered
+        "thinking running",
+    ]
+    assert states[-1] == "- stopped"
+
+
+def test_codex_tui_esc_during_a_tool_ends_the_turn(home: Path) -> None:
+    # c23-interrupt (live): Esc 1.5 s into a 60 s command; Codex leaves the command to the
+    # background (`1 background terminal running`) and the prompt is back: Ready.
+    assert replay(home, "codex", recorded("c23-interrupt"))[4:] == [
+        "working running",
+        "executing/Bash running",
+        "working running",
+        "- stopped",
+    ]
+    assert "[INFO] [working] Agent turn completed" not in log(home)
+
+
 # --- 8. opencode through the bridge --------------------------------------------------------------
 
 SES = "ses_dd14b685effeIUr4n07TlCA1lF"
