@@ -159,8 +159,12 @@ class Outcome:
 
 
 def startup_windows(session: Session) -> None:
-    """From each launch to the end of the harness's first hook: no hook has said anything yet."""
-    calls = sorted((r["t0"], r["t1"]) for r in session.run.records())
+    """From each launch to the end of the harness's first hook: no hook has said anything yet.
+    A call that ends a session is not a launch's first: it is the previous launch's, landing
+    late (opencode's exit hand-off runs after the process is gone, as the next one starts)."""
+    calls = sorted(
+        (r["t0"], r["t1"]) for r in session.run.records() if (r["info"] or {}).get("phase") != "stopped"
+    )
     for i, (began, ended) in enumerate(session.truth.alive):
         first = next((t1 for t0, t1 in calls if began <= t0 <= ended), ended)
         session.truth.windows.append(

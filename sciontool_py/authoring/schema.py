@@ -53,6 +53,8 @@ _OPTION_TEXT = {
     "interrupt_events": "Raw events (mapped ones) that end a turn the user interrupted (logged as such).",
     "no_reply_texts": "agent-end assistant texts that stand for no answer: a failed turn, no reply for "
     "the hub.",
+    "thinking_from_model_start": "The harness announces each model request (a model-start event): a "
+    "prompt-submit reads working until it comes, not thinking.",
 }
 
 

@@ -57,6 +57,8 @@ OPTION_KINDS = {
     "interrupt_events": list,
     # agent-end assistant texts that stand for no answer: a failed turn, no reply for the hub.
     "no_reply_texts": list,
+    # The harness announces each model request (model-start): a prompt-submit reads working.
+    "thinking_from_model_start": bool,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = ("resumes_after_wait", "batch_end_events", "own_session_events", "interrupt_events")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 # What each option turns on (the option names are the dialect's).
 _STATE_OPTIONS = ("call_id_fields", "batch_end_events", "ended_sessions_stay_ended", "own_session_events")
+_STATELESS_OPTIONS = ("keep_state_sources", "interrupt_events", "no_reply_texts", "thinking_from_model_start")
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
@@ -33,6 +34,7 @@ class Truth:
         "own_session",
         "interrupts",
         "no_reply",
+        "model_thinks",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -44,11 +46,12 @@ class Truth:
         self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
         self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
         self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
+        self.model_thinks = options.get("thinking_from_model_start") is True
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts"):
+        for key in (*_STATE_OPTIONS, *_STATELESS_OPTIONS):
             if key in options:
                 return Truth(options)
         return None
@@ -113,6 +116,10 @@ class Truth:
         if event.raw_name in self.batch_ends or name in _TURN_ENDS:
             state.end_calls(session)
         changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        if self.model_thinks and name == "prompt-submit" and info.get("activity") == "thinking":
+            # The harness announces each model request (a model-start): until it comes, the
+            # agent prepares the turn, between steps.
+            agent_info.set_activity(info, "working")
         return self._settle(info, state) or changed
 
     def _track(
