@@ -71,6 +71,8 @@ class Truth:
     def describe(self, event: CanonicalEvent, tag: str, message: str) -> tuple[str, str]:
         if event.raw_name in self.interrupts:
             return tag, "Agent turn interrupted by the user"
+        if self.model_thinks and event.name == "prompt-submit":
+            return "working", message  # as the status says: thinking comes with the model request
         return tag, message
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:

@@ -328,8 +328,9 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
     question = {"tool_name": "question", "tool_input": {"questions": [{"question": "Which color?"}]}}
     steps = [
         (_oc("session.created"), "working running"),
-        (_oc("message.updated.user", prompt="HELLO say hello"), "thinking running"),
-        (_oc("message.part.updated.step-start", model="fakelocal/fake-model"), "thinking running"),
+        # The turn is prepared, then each model request is announced (chat.params): thinking.
+        (_oc("message.updated.user", prompt="HELLO say hello"), "working running"),
+        (_oc("chat.params", model="fakelocal/fake-model"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_1", **bash), "executing/bash running"),
         (_oc("permission.asked", message="Run echo hello?", tool_name="bash"), "waiting_for_input running"),
         (_oc("permission.replied", call_id="call_1", **bash), "executing/bash running"),  # approved: runs
@@ -338,10 +339,11 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
             "working running",
         ),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
-        (_oc("message.part.updated.step-start"), "thinking running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
         (_oc("session.idle", assistant_text="All done."), "working running"),
-        (_oc("message.updated.user", prompt="HELLO again but I will reject"), "thinking running"),
+        (_oc("message.updated.user", prompt="HELLO again but I will reject"), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_2", **bash), "executing/bash running"),
         (_oc("permission.asked", tool_name="bash"), "waiting_for_input running"),
         (
@@ -349,7 +351,8 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
             "working running",
         ),
         (_oc("session.idle"), "working running"),
-        (_oc("message.updated.user", prompt="QUESTION ask me something"), "thinking running"),
+        (_oc("message.updated.user", prompt="QUESTION ask me something"), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_3", **question), "waiting_for_input running"),
         (_oc("tool.execute.after", call_id="call_3", success=True, **question), "working running"),
         (_oc("session.error", error="fake internal error"), "working running"),
@@ -358,7 +361,7 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
     ]
     assert replay(home, "opencode", [envelope for envelope, _ in steps]) == [want for _, want in steps]
     lines = log(home)
-    assert "[INFO] [thinking] User prompt: HELLO say hello" in lines
+    assert "[INFO] [working] User prompt: HELLO say hello" in lines
     assert "[ERROR] [working] Tool bash failed: The user rejected permission" in lines
     assert "[ERROR] [working] LLM call failed: fake internal error" in lines
     assert lines[-1] == "[INFO] [stopped] Session ended"
