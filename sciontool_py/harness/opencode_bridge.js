@@ -221,6 +221,7 @@ export const SciontoolBridge = async () => {
   const texts = new Map(); // session id -> the last assistant text of the turn
   const calls = new Map(); // call id -> {tool, input}
   const failed = new Set(); // call ids already ended by a failure
+  const asked = new Map(); // permission request id -> call id, until replied
   let root = ""; // the first session seen, but a child's: the one instance disposal ends
   let disposed = false;
   let unwatch = () => {};
@@ -293,9 +294,24 @@ export const SciontoolBridge = async () => {
           disposed = true;
           unwatch();
           return send(base("server.instance.disposed", root));
+        case "session.status": {
+          // A failed request opencode tries again later: the request is over, with its error.
+          const status = props.status || {};
+          if (status.type !== "retry") return;
+          const envelope = base("session.status.retry", props.sessionID);
+          envelope.error = String(status.message || "model request failed");
+          if (typeof status.attempt === "number") envelope.attempt = status.attempt;
+          return send(envelope);
+        }
         case "permission.asked": {
           const envelope = base("permission.asked", props.sessionID);
-          const call = calls.get((props.tool && props.tool.callID) || "");
+          const callID = (props.tool && props.tool.callID) || "";
+          // permission.replied names only the request: which call it answers is known from here.
+          if (props.id && callID) {
+            if (asked.size >= QUEUE_LIMIT) asked.delete(asked.keys().next().value); // never answered
+            asked.set(props.id, callID);
+          }
+          const call = calls.get(callID);
           if (call) envelope.tool_name = call.tool;
           if (typeof props.title === "string") envelope.message = props.title;
           else if (typeof props.permission === "string") envelope.message = `Permission required: ${props.permission}`;
@@ -303,15 +319,17 @@ export const SciontoolBridge = async () => {
         }
         case "permission.replied": {
           // Approved: the tool runs now. Rejected: its part ends in an error (tool.failed).
+          const callID = asked.get(props.requestID) || (props.tool && props.tool.callID) || "";
+          asked.delete(props.requestID);
           if (props.reply === "reject" || props.response === "reject") return;
-          const callID = (props.tool && props.tool.callID) || "";
-          const envelope = base("permission.replied", props.sessionID);
           const call = calls.get(callID);
-          if (call) {
-            envelope.call_id = callID;
-            envelope.tool_name = call.tool;
-            envelope.tool_input = call.input;
-          }
+          // A call not seen starting would stay open for ever: its end (tool.execute.after) ends
+          // the wait instead.
+          if (!call) return;
+          const envelope = base("permission.replied", props.sessionID);
+          envelope.call_id = callID;
+          envelope.tool_name = call.tool;
+          envelope.tool_input = call.input;
           return send(envelope);
         }
       }

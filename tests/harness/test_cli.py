@@ -266,12 +266,12 @@ BUS = [
     ],
     {
         "type": "permission.asked",
-        "properties": {"sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
+        "properties": {"id": "per_1", "sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
     },
-    {
-        "type": "permission.replied",
-        "properties": {"sessionID": "ses_1", "reply": "once", "tool": {"callID": "c1"}},
-    },
+    # 1.18.33 names the request only
+    {"type": "permission.replied", "properties": {"sessionID": "ses_1", "requestID": "per_1", "reply": "once"}},
+    # an answer to a call never seen starting: not sent (it would stay open)
+    {"type": "permission.replied", "properties": {"sessionID": "ses_1", "requestID": "per_9", "reply": "once"}},
     [
         "tool.execute.after",
         {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
@@ -283,6 +283,13 @@ BUS = [
         {"args": {"filePath": "/x"}},
     ],
     _tool("error", input={"filePath": "/x"}, error="File not found: /x"),
+    {
+        "type": "session.status",
+        "properties": {
+            "sessionID": "ses_1",
+            "status": {"type": "retry", "attempt": 1, "message": "Overloaded", "next": 2},
+        },
+    },
     _part(
         {
             "type": "step-finish",
@@ -345,6 +352,12 @@ EXPECTED_ENVELOPES = [
         "tool_input": {"filePath": "/x"},
         "success": False,
         "error": "File not found: /x",
+    },
+    {
+        "hook_event_name": "session.status.retry",
+        "session_id": "ses_1",
+        "error": "Overloaded",
+        "attempt": 1,
     },
     {
         "hook_event_name": "message.part.updated.step-finish",
