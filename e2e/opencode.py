@@ -55,7 +55,7 @@ TUI = Tui(
     deny=("Right", "Right", "Enter"),  # Allow once, Allow always, Reject
     question="Which color",
     interrupt=("Escape", "Escape"),  # the first Esc only arms it
-    interrupted="Interrupted",
+    interrupted="· interrupted",  # 1.18.33: "Build · fake-model · interrupted" under the turn
 )
 
 HARNESS = Harness(
