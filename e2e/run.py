@@ -159,14 +159,13 @@ class Outcome:
 
 
 def startup_windows(session: Session) -> None:
-    """From each launch to the end of the harness's first hook: no hook has said anything yet.
-    A call that ends a session is not a launch's first: it is the previous launch's, landing
-    late (opencode's exit hand-off runs after the process is gone, as the next one starts)."""
-    calls = sorted(
-        (r["t0"], r["t1"]) for r in session.run.records() if (r["info"] or {}).get("phase") != "stopped"
-    )
+    """From each launch to the end of its first hook: this process has said nothing yet. A call
+    the previous process left running (opencode's exit hand-off, as the next one starts) is not
+    this one's: the launched process is not among the call's ancestors."""
+    calls = sorted((r["t0"], r["t1"], r.get("ancestors", [])) for r in session.run.records())
     for i, (began, ended) in enumerate(session.truth.alive):
-        first = next((t1 for t0, t1 in calls if began <= t0 <= ended), ended)
+        pid = session.launched[i] if i < len(session.launched) else 0
+        first = next((t1 for t0, t1, up in calls if began <= t0 <= ended and pid in up), ended)
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
