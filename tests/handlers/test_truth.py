@@ -355,6 +355,10 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
         (_oc("chat.params"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_3", **question), "waiting_for_input running"),
         (_oc("tool.execute.after", call_id="call_3", success=True, **question), "working running"),
+        (_oc("chat.params"), "thinking running"),
+        # the request failed; opencode waits, then tries again (its own chat.params)
+        (_oc("session.status.retry", error="fake internal error", attempt=1), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("session.error", error="fake internal error"), "working running"),
         (_oc("session.idle"), "working running"),
         (_oc("server.instance.disposed"), "- stopped"),
