@@ -10,7 +10,10 @@ from session import Run
 EXPECTED = [
     ("session.created", {"activity": "working", LOG: "[starting] Session started"}),
     # The turn is prepared (seconds at a TUI's start) before the model is called.
-    ("message.updated.user", {"activity": "working", LOG: '[working] User prompt: "say hello using the shell"'}),
+    (
+        "message.updated.user",
+        {"activity": "working", LOG: '[working] User prompt: "say hello using the shell"'},
+    ),
     ("chat.params", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
     ("tool.execute.before", {"activity": "executing", "toolName": "bash", LOG: "Running tool: bash"}),
     ("tool.execute.after", {"activity": "working", LOG: "[working] Tool bash completed"}),

@@ -119,7 +119,7 @@ class Truth:
     human: list[Span] = field(default_factory=list)  # an approval / question on screen, unanswered
     windows: list[tuple[float, float, str]] = field(default_factory=list)  # excluded: no hook fires
     finishing: list[Span] = field(default_factory=list)  # the work is over; the harness exits
-    released: list[float] = field(default_factory=list)  # the harness left its running tools to the background
+    released: list[float] = field(default_factory=list)  # running tools left to the background
 
     def release(self) -> None:
         """A tool running when the harness released it is the agent's step only until then."""

@@ -269,9 +269,15 @@ BUS = [
         "properties": {"id": "per_1", "sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
     },
     # 1.18.33 names the request only
-    {"type": "permission.replied", "properties": {"sessionID": "ses_1", "requestID": "per_1", "reply": "once"}},
+    {
+        "type": "permission.replied",
+        "properties": {"sessionID": "ses_1", "requestID": "per_1", "reply": "once"},
+    },
     # an answer to a call never seen starting: not sent (it would stay open)
-    {"type": "permission.replied", "properties": {"sessionID": "ses_1", "requestID": "per_9", "reply": "once"}},
+    {
+        "type": "permission.replied",
+        "properties": {"sessionID": "ses_1", "requestID": "per_9", "reply": "once"},
+    },
     [
         "tool.execute.after",
         {"tool": "bash", "sessionID": "ses_1", "callID": "c1"},
