@@ -156,6 +156,7 @@ class Outcome:
     final_right: bool
     failures: list[str]
     seconds: float
+    load: float  # the 1-minute load average when the scenario ended: ratios drop under load
 
 
 def startup_windows(session: Session) -> None:
@@ -231,6 +232,7 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         truth.right("stopped", final_info),
         failures,
         session.ended - session.began,
+        os.getloadavg()[0],
     )
     report(outcome, session, scenario, pending)
     return outcome
@@ -261,11 +263,11 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
 
 
 def table(outcomes: list[Outcome]) -> None:
-    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
+    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6} {'load':>5}  final")
     for o in outcomes:
         verdict = "right" if o.final_right else "WRONG"
         checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
-        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
+        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f} {o.load:5.1f}"
         print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
     print(
         f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "
