@@ -371,6 +371,40 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
     assert lines[-1] == "[INFO] [stopped] Session ended"
 
 
+def test_opencode_tui_approval_granted_through_the_bridge(home: Path) -> None:
+    # o20-approve (opencode TUI, live): the turn is prepared (working) until its model request
+    # (chat.params); the approved call runs again under its own call id, and its end ends it.
+    assert replay(home, "opencode", recorded("o20-approve")) == [
+        "working running",
+        "working running",  # the user's message
+        "thinking running",  # chat.params: the request goes out
+        "executing/bash running",
+        "waiting_for_input running",  # permission.asked: on screen
+        "executing/bash running",  # permission.replied (found by its request id): the tool runs
+        "working running",
+        "working running",
+        "thinking running",
+        "working running",
+        "working running",
+        "- stopped",  # /exit: the bridge's exit watcher (the TUI's worker ends without a word)
+    ]
+
+
+def test_opencode_tui_question_waits_and_exit_stops(home: Path) -> None:
+    states = replay(home, "opencode", recorded("o21-question"))
+    assert states[2:5] == ["thinking running", "waiting_for_input running", "working running"]
+    assert states[-1] == "- stopped"
+
+
+def test_opencode_retried_requests_think_only_while_one_is_in_flight(home: Path) -> None:
+    # o22-retry (opencode run, live): every request after the tool fails (HTTP 400) and opencode
+    # tries again after 2 s to 40 s; each failure is said, and the pauses read working.
+    states = replay(home, "opencode", recorded("o22-retry"))
+    assert states[6:17] == ["thinking running", "working running"] * 5 + ["thinking running"]
+    assert states[-1] == "- stopped"
+    assert log(home).count("[ERROR] [working] LLM call failed: fake internal error") == 6
+
+
 def test_opencode_a_subagent_session_ending_leaves_its_parents_call_running(home: Path) -> None:
     task = {"tool_name": "task", "tool_input": {"prompt": "HELLO from a subagent"}}
     child = "ses_child"
