@@ -35,6 +35,7 @@ class Truth:
         "interrupts",
         "no_reply",
         "model_thinks",
+        "input_tools",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -47,6 +48,7 @@ class Truth:
         self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
         self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
         self.model_thinks = options.get("thinking_from_model_start") is True
+        self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
@@ -73,6 +75,8 @@ class Truth:
             return tag, "Agent turn interrupted by the user"
         if self.model_thinks and event.name == "prompt-submit":
             return "working", message  # as the status says: thinking comes with the model request
+        if event.name == "tool-start" and event.text("tool_name") in self.input_tools:
+            return "waiting_for_input", message  # a question to the user: the agent waits
         return tag, message
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:

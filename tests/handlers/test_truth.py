@@ -299,6 +299,7 @@ def test_codex_tui_request_user_input_reads_waiting_until_answered(home: Path) -
         "thinking running",
     ]
     assert states[-1] == "- stopped"
+    assert "[INFO] [waiting_for_input] Running tool: request_user_input" in log(home)
 
 
 def test_codex_tui_esc_during_a_tool_ends_the_turn(home: Path) -> None:
