@@ -166,7 +166,9 @@ def startup_windows(session: Session) -> None:
     calls = sorted((r["t0"], r["t1"], r.get("ancestors", [])) for r in session.run.records())
     for i, (began, ended) in enumerate(session.truth.alive):
         pid = session.launched[i] if i < len(session.launched) else 0
-        first = next((t1 for t0, t1, up in calls if began <= t0 <= ended and pid in up), ended)
+        during = [(t1, up) for t0, t1, up in calls if began <= t0 <= ended]
+        # A harness whose hooks no process of its own starts (a daemon) has none with the pid.
+        first = next((t1 for t1, up in during if pid in up), during[0][0] if during else ended)
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
