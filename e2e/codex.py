@@ -51,14 +51,23 @@ def headless(prompt: str, resume: bool) -> list[str]:
 TUI = Tui(
     # config.toml says approval_policy "never"; the scripted call asks to leave the sandbox.
     argv=["codex", "--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "workspace-write"],
-    trusted=["codex", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"],
+    # request_user_input is offered outside Plan mode only with this feature on.
+    trusted=[
+        "codex",
+        "--dangerously-bypass-hook-trust",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--enable",
+        "default_mode_request_user_input",
+    ],
     ready="Ask Codex to do anything",
     approval="Would you like to run the following command?",
-    question=None,  # request_user_input: offered in Plan mode only
     interrupted="interrupted",
+    # Esc ends the turn; the command goes on (`1 background terminal running`) until /stop or exit.
+    backgrounded="background terminal running",
     compact="/compact",
     compacted="Context compacted",
     exit="/quit",
+    silent={"approval-granted": "Codex 0.171.0 fires no hook from an approval to the tool's end"},
 )
 
 HARNESS = Harness(

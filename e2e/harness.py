@@ -125,6 +125,9 @@ class Tui:
     answer: tuple[str, ...] = ("Enter",)  # picks the first option (Red)
     interrupt: tuple[str, ...] = ("Escape",)  # pressed half a second apart
     interrupted: str | None = None  # on screen after the interrupt during a tool
+    # On screen when the interrupted tool goes on as a background process (Codex): the agent's
+    # turn is over, so the tool is no longer the agent's step from then on.
+    backgrounded: str | None = None
     compact: str | None = None  # the command that compacts
     compacted: str | None = None  # on screen once compacted
     exit: str = "/exit"
@@ -219,7 +222,9 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
             if screen.until(stopped, RETRY):
                 break
             print("  driver: the interrupt again, the TUI did not take it", flush=True)
-        screen.wait_for(tui.interrupted)
+        shown = screen.wait_for(tui.interrupted)
+        if tui.backgrounded is not None and tui.backgrounded in screen.screen():
+            session.truth.released.append(shown)
         _close(screen, tui)
         _silent(session, tui, "interrupt", pressed)
 

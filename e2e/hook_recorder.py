@@ -67,6 +67,7 @@ def _record(
     except OSError:
         log = []
     return {
+        "ancestors": _ancestors(),
         "args": sys.argv[1:],
         "stdin": data.decode("utf-8", "replace"),
         "rc": proc.returncode,
@@ -74,6 +75,21 @@ def _record(
         "info": info,
         "log": log,
     }
+
+
+def _ancestors() -> list[int]:
+    """The pids above this call, nearest first: which harness process fired it (a hook left to
+    run after its harness exited, as opencode's exit hand-off, has none of them)."""
+    pids = []
+    pid = os.getppid()
+    while pid > 1 and len(pids) < 16:
+        pids.append(pid)
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ from session import Run
 
 EXPECTED = [
     ("session.created", {"activity": "working", LOG: "[starting] Session started"}),
+    # The turn is prepared (seconds at a TUI's start) before the model is called.
+    (
+        "message.updated.user",
+        {"activity": "working", LOG: '[working] User prompt: "say hello using the shell"'},
+    ),
+    ("chat.params", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
     ("tool.execute.before", {"activity": "executing", "toolName": "bash", LOG: "Running tool: bash"}),
     ("tool.execute.after", {"activity": "working", LOG: "[working] Tool bash completed"}),
     ("message.part.updated.step-finish", {"activity": "working", LOG: "[working] LLM call completed"}),
@@ -52,7 +58,7 @@ TUI = Tui(
     deny=("Right", "Right", "Enter"),  # Allow once, Allow always, Reject
     question="Which color",
     interrupt=("Escape", "Escape"),  # the first Esc only arms it
-    interrupted="Interrupted",
+    interrupted="· interrupted",  # 1.18.33: "Build · fake-model · interrupted" under the turn
 )
 
 HARNESS = Harness(

@@ -210,13 +210,19 @@ class Outcome:
     excused: str  # why a wrong final state is the harness's silence, not the hook's ("" when not)
     failures: list[str]
     seconds: float
+    load: float  # the 1-minute load average when the scenario ended: ratios drop under load
 
 
 def startup_windows(session: Session) -> None:
-    """From each launch to the end of the harness's first hook: no hook has said anything yet."""
-    calls = sorted((r["t0"], r["t1"]) for r in session.run.records())
+    """From each launch to the end of its first hook: this process has said nothing yet. A call
+    the previous process left running (opencode's exit hand-off, as the next one starts) is not
+    this one's: the launched process is not among the call's ancestors."""
+    calls = sorted((r["t0"], r["t1"], r.get("ancestors", [])) for r in session.run.records())
     for i, (began, ended) in enumerate(session.truth.alive):
-        first = next((t1 for t0, t1 in calls if began <= t0 <= ended), ended)
+        pid = session.launched[i] if i < len(session.launched) else 0
+        during = [(t1, up) for t0, t1, up in calls if began <= t0 <= ended]
+        # A harness whose hooks no process of its own starts (a daemon) has none with the pid.
+        first = next((t1 for t1, up in during if pid in up), during[0][0] if during else ended)
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
@@ -287,7 +293,8 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     flights = [(f.start, f.end or session.ended) for f in model.flights]
     session.truth.flights += flights
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)
-    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
+    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit, gone=session.poller.gone)
+    session.truth.release()
     startup_windows(session)
     silent_models(harness, session)
     silent_ends(harness, session)
@@ -311,6 +318,7 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         harness.headless_end if session.headless_runs and not truth.right("stopped", final_info) else "",
         failures,
         session.ended - session.began,
+        os.getloadavg()[0],
     )
     report(outcome, session, scenario, pending)
     return outcome
@@ -347,11 +355,11 @@ def verdict_of(outcome: Outcome) -> str:
 
 
 def table(outcomes: list[Outcome]) -> None:
-    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
+    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6} {'load':>5}  final")
     for o in outcomes:
         verdict = verdict_of(o)
         checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
-        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
+        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f} {o.load:5.1f}"
         print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
     print(
         f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "

@@ -91,12 +91,13 @@ class Session:
         self.env = env
         self.truth = Truth()
         self.procs: list[subprocess.CompletedProcess[str]] = []
-        self.poller = Poller(run.home)
+        self.poller = Poller(run.home, run.marks)
         self.began = time.time()
         self.ended = self.began
         self.samples: list[Sample] = []
         self.tuis: list[Tmux] = []
         self.headless_runs: list[int] = []  # indexes in truth.alive
+        self.launched: list[int] = []  # the pid of each harness process, as truth.alive lists them
 
     def __enter__(self) -> Session:
         self.poller.start()
@@ -122,19 +123,26 @@ class Session:
 
     def headless(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
         began = time.time()
+        child = subprocess.Popen(
+            argv,
+            cwd=self.run.project,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         try:
-            proc = subprocess.run(
-                argv,
-                cwd=self.run.project,
-                env=self.env,
-                capture_output=True,
-                text=True,
-                timeout=SESSION_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-            )
+            stdout, stderr = child.communicate(timeout=SESSION_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise
         finally:
             self.headless_runs.append(len(self.truth.alive))
             self.truth.alive.append((began, time.time()))
+            self.launched.append(child.pid)
+        proc = subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
         self.procs.append(proc)
         return proc
 
@@ -296,4 +304,5 @@ class Tmux:
             self._end_group()
             self._tmux("kill-session", "-t", self.name)
         self.session.truth.alive.append((self.began, time.time()))
+        self.session.launched.append(self.pane)
         self._tmux("kill-server")

@@ -5,8 +5,10 @@
 # run: a watcher in a session of its own writes the end once this shell is gone (a second end
 # line after the trap's is ignored).
 marks=$1 id=$2 seconds=$3 rc=$4
-stamp() { printf '%s %s %s\n' "$1" "$id" "$(date +%s.%N)" >> "$marks"; }
-stamp start
+# The start line also names this shell's pid: a harness that stops the tool with SIGKILL
+# (Codex on Esc) leaves no end line, and the e2e poller sees the pid vanish instead.
+stamp() { printf '%s %s %s%s\n' "$1" "$id" "$(date +%s.%N)" "$2" >> "$marks"; }
+stamp start " $$"
 setsid sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 0.05; done
 printf "end %s %s\n" "$2" "$(date +%s.%N)" >> "$3"' watch $$ "$id" "$marks" </dev/null >/dev/null 2>&1 &
 # Further signals are ignored while the end is written (and by `date`): Gemini CLI sends a second

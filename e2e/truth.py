@@ -58,11 +58,15 @@ class Sample:
 
 
 class Poller:
-    """Samples agent-info.json every 50 ms on a thread, from start() to stop()."""
+    """Samples agent-info.json every 50 ms on a thread, from start() to stop(); meanwhile notes
+    when a scripted tool's process vanished without its end marker (`gone`: id -> time)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, marks: Path) -> None:
         self.path = home / "agent-info.json"
+        self.marks = marks
         self.samples: list[Sample] = []
+        self.gone: dict[str, float] = {}
+        self._seen: set[str] = set()  # tools whose pid was seen running tool.sh (not in a pid namespace)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -74,7 +78,28 @@ class Poller:
             except (OSError, ValueError):
                 info = None
             self.samples.append(Sample(t, info if isinstance(info, dict) else None))
+            self._watch_tools(t)
             self._stop.wait(max(0.0, POLL - (time.time() - t)))
+
+    def _watch_tools(self, t: float) -> None:
+        try:
+            lines = self.marks.read_text().splitlines()
+        except OSError:
+            return
+        running: dict[str, int] = {}
+        for line in lines:
+            fields = line.split()
+            if fields[0] == "start" and len(fields) == 4:
+                running[fields[1]] = int(fields[3])
+            elif fields[0] == "end":
+                running.pop(fields[1], None)
+        for ident, pid in running.items():
+            if ident in self.gone:
+                continue
+            if _runs_tool(pid):
+                self._seen.add(ident)
+            elif ident in self._seen:
+                self.gone[ident] = t
 
     def start(self) -> Poller:
         self._thread.start()
@@ -96,6 +121,12 @@ class Truth:
     human: list[Span] = field(default_factory=list)  # an approval / question on screen, unanswered
     windows: list[tuple[float, float, str]] = field(default_factory=list)  # excluded: no hook fires
     finishing: list[Span] = field(default_factory=list)  # the work is over; the harness exits
+    released: list[float] = field(default_factory=list)  # running tools left to the background
+
+    def release(self) -> None:
+        """A tool running when the harness released it is the agent's step only until then."""
+        for at in self.released:
+            self.tools = [(a, min(b, at) if a <= at else b) for a, b in self.tools]
 
     def at(self, t: float) -> str:
         if not _inside(t, self.alive):
@@ -134,21 +165,32 @@ def said(info: dict[str, Any] | None) -> str:
     return " ".join(parts)
 
 
-def read_marks(path: Path, end_by: float) -> list[Span]:
-    """Start/end markers as spans; a tool killed without its trap ends by END_BY."""
+def _runs_tool(pid: int) -> bool:
+    """PID runs tool.sh (a zombie, killed and not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z" and b"tool.sh" in command
+
+
+def read_marks(path: Path, end_by: float, gone: dict[str, float] | None = None) -> list[Span]:
+    """Start/end markers as spans; a tool killed without its trap ends when its process was
+    seen gone (GONE), else by END_BY."""
     starts: dict[str, float] = {}
     spans: list[Span] = []
     if path.exists():
         for line in path.read_text().splitlines():
             parts = line.split()
-            if len(parts) != 3:
+            if len(parts) < 3:
                 continue  # a line cut short by a signal; the tool's other end marks it
-            kind, ident, stamp = parts
+            kind, ident, stamp = parts[:3]
             if kind == "start":
                 starts[ident] = float(stamp)
             elif ident in starts:
                 spans.append((starts.pop(ident), float(stamp)))
-    spans += [(start, end_by) for start in starts.values()]
+    spans += [(start, (gone or {}).get(ident, end_by)) for ident, start in starts.items()]
     return spans
 
 

@@ -61,6 +61,8 @@ _OPTION_TEXT = {
     "an event of its session already applied (the harness fired them together) keeps the activity.",
     "resume_events": "Raw events (mapped ones) that take a session up again after its session-end, "
     "when the harness fires no session-start for it: the phase reads running again.",
+    "thinking_from_model_start": "The harness announces each model request (a model-start event): a "
+    "prompt-submit reads working until it comes, not thinking.",
 }
 
 

@@ -66,6 +66,8 @@ OPTION_KINDS = {
     "stamp_field": str,
     # Raw events (mapped ones) that take a session up again after its end: the phase reads running.
     "resume_events": list,
+    # The harness announces each model request (model-start): a prompt-submit reads working.
+    "thinking_from_model_start": bool,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = (

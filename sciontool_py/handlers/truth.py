@@ -33,6 +33,7 @@ _STATELESS_OPTIONS = (
     "model_call_events",
     "error_events",
     "resume_events",
+    "thinking_from_model_start",
 )
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
@@ -52,6 +53,8 @@ class Truth:
         "errors",
         "stamp",
         "resumes",
+        "model_thinks",
+        "input_tools",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -68,6 +71,8 @@ class Truth:
         stamp = options.get("stamp_field")
         self.stamp = stamp.lstrip(".").split(".") if isinstance(stamp, str) and stamp else None
         self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
+        self.model_thinks = options.get("thinking_from_model_start") is True
+        self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
@@ -98,6 +103,10 @@ class Truth:
         if event.raw_name in self.errors:  # an error report, not a question: nothing waits
             error = event.text("error") or event.text("message")
             return "error", f"Error: {cut(error)}" if error else "Error reported", "ERROR"
+        if self.model_thinks and event.name == "prompt-submit":
+            return "working", message, level  # as the status says: thinking comes with the model request
+        if event.name == "tool-start" and event.text("tool_name") in self.input_tools:
+            return "waiting_for_input", message, level  # a question to the user: the agent waits
         return tag, message, level
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
@@ -155,6 +164,10 @@ class Truth:
         if event.raw_name in self.batch_ends or name in _TURN_ENDS:
             state.end_calls(session)
         changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        if self.model_thinks and name == "prompt-submit" and info.get("activity") == "thinking":
+            # The harness announces each model request (a model-start): until it comes, the
+            # agent prepares the turn, between steps.
+            agent_info.set_activity(info, "working")
         changed = self._settle(info, state) or changed or revived
         if event.raw_name in self.model_calls and info.get("activity") == "working":
             # The harness calls the model next and says nothing while it does (no calls open).

@@ -12,6 +12,7 @@ const FORWARD = new Set(__FORWARD__);
 const TIMEOUT_MS = 30000;
 const QUEUE_LIMIT = 256; // envelopes waiting per session; beyond it the oldest are dropped
 const TEXT_LIMIT = 65536; // characters of tool output or assistant text sent
+const SIDE_AGENTS = new Set(["title", "summary"]); // their model requests are not the agent's turn
 
 // opencode must never wait for the hook: nothing here is awaited by opencode, and each
 // envelope goes to a child process started without waiting for it. One session's envelopes
@@ -151,6 +152,38 @@ process.on("exit", () => {
   handOff();
 });
 
+// The TUI runs plugins in a worker thread, which /exit ends with no `exit` event and no instance
+// disposal (nothing at all reaches the plugin). So once a root session is known, one detached
+// `sh` holds the read end of a pipe only opencode's process writes to: however the process ends
+// (exit, /exit, a signal, SIGKILL), the kernel closes the pipe, and the shell, reading EOF, sends
+// the instance's disposal. It is stopped when the disposal went another way (published on the
+// bus, or sent by the `exit` hand-off above). It waits on a read: no polling, no output.
+const WATCH = `while read -r _; do :; done; printf '%s' "$SCIONTOOL_BRIDGE_ENDING" | "$@"`;
+
+function watchExit(envelope) {
+  try {
+    const child = spawn("sh", ["-c", WATCH, "sh", ...COMMAND], {
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+      env: { ...process.env, SCIONTOOL_BRIDGE_ENDING: JSON.stringify(envelope) },
+    });
+    child.on("error", () => {});
+    child.stdin.on("error", () => {});
+    // Neither the shell nor its pipe may keep opencode's event loop alive.
+    child.unref();
+    if (typeof child.stdin.unref === "function") child.stdin.unref();
+    return () => {
+      try {
+        process.kill(child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+  } catch {
+    return () => {}; // the hook only observes: no watcher, no disposal on a silent exit
+  }
+}
+
 function base(name, sessionID) {
   const envelope = { hook_event_name: name };
   if (sessionID) envelope.session_id = sessionID;
@@ -188,20 +221,17 @@ export const SciontoolBridge = async () => {
   const texts = new Map(); // session id -> the last assistant text of the turn
   const calls = new Map(); // call id -> {tool, input}
   const failed = new Set(); // call ids already ended by a failure
+  const asked = new Map(); // permission request id -> call id, until replied
   let root = ""; // the first session seen, but a child's: the one instance disposal ends
   let disposed = false;
+  let unwatch = () => {};
   // `opencode run` exits without publishing the instance's disposal: the exit stands for it.
   endings.add(() => {
+    unwatch();
     if (root && !disposed) send(base("server.instance.disposed", root));
   });
 
   function part(p) {
-    if (p.type === "step-start") {
-      const envelope = base("message.part.updated.step-start", p.sessionID);
-      const model = models.get(p.messageID);
-      if (model) envelope.model = model;
-      return send(envelope);
-    }
     if (p.type === "step-finish") return send(stepFinish(p, models.get(p.messageID)));
     if (p.type === "text" && users.has(p.messageID) && !p.synthetic) {
       users.delete(p.messageID);
@@ -233,7 +263,10 @@ export const SciontoolBridge = async () => {
       const props = event.properties || {};
       const info = props.info || {};
       const created = event.type === "session.created";
-      if (!root && !(created && info.parentID)) root = props.sessionID || (created ? info.id : info.sessionID) || "";
+      if (!root && !(created && info.parentID)) {
+        root = props.sessionID || (created ? info.id : info.sessionID) || "";
+        if (root && !disposed) unwatch = watchExit(base("server.instance.disposed", root));
+      }
       switch (event.type) {
         case "session.created": {
           return send(base("session.created", props.sessionID || info.id));
@@ -259,10 +292,26 @@ export const SciontoolBridge = async () => {
         }
         case "server.instance.disposed":
           disposed = true;
+          unwatch();
           return send(base("server.instance.disposed", root));
+        case "session.status": {
+          // A failed request opencode tries again later: the request is over, with its error.
+          const status = props.status || {};
+          if (status.type !== "retry") return;
+          const envelope = base("session.status.retry", props.sessionID);
+          envelope.error = String(status.message || "model request failed");
+          if (typeof status.attempt === "number") envelope.attempt = status.attempt;
+          return send(envelope);
+        }
         case "permission.asked": {
           const envelope = base("permission.asked", props.sessionID);
-          const call = calls.get((props.tool && props.tool.callID) || "");
+          const callID = (props.tool && props.tool.callID) || "";
+          // permission.replied names only the request: which call it answers is known from here.
+          if (props.id && callID) {
+            if (asked.size >= QUEUE_LIMIT) asked.delete(asked.keys().next().value); // never answered
+            asked.set(props.id, callID);
+          }
+          const call = calls.get(callID);
           if (call) envelope.tool_name = call.tool;
           if (typeof props.title === "string") envelope.message = props.title;
           else if (typeof props.permission === "string") envelope.message = `Permission required: ${props.permission}`;
@@ -270,18 +319,29 @@ export const SciontoolBridge = async () => {
         }
         case "permission.replied": {
           // Approved: the tool runs now. Rejected: its part ends in an error (tool.failed).
+          const callID = asked.get(props.requestID) || (props.tool && props.tool.callID) || "";
+          asked.delete(props.requestID);
           if (props.reply === "reject" || props.response === "reject") return;
-          const callID = (props.tool && props.tool.callID) || "";
-          const envelope = base("permission.replied", props.sessionID);
           const call = calls.get(callID);
-          if (call) {
-            envelope.call_id = callID;
-            envelope.tool_name = call.tool;
-            envelope.tool_input = call.input;
-          }
+          // A call not seen starting would stay open for ever: its end (tool.execute.after) ends
+          // the wait instead.
+          if (!call) return;
+          const envelope = base("permission.replied", props.sessionID);
+          envelope.call_id = callID;
+          envelope.tool_name = call.tool;
+          envelope.tool_input = call.input;
           return send(envelope);
         }
       }
+    },
+    // Called right before each model request, whose step opencode publishes only once the answer
+    // streams in. The title of a new session is a request of its own, beside the turn.
+    "chat.params": async (input) => {
+      if (!input || SIDE_AGENTS.has(input.agent)) return;
+      const envelope = base("chat.params", input.sessionID);
+      const model = input.model || {};
+      if (model.providerID && model.id) envelope.model = `${model.providerID}/${model.id}`;
+      send(envelope);
     },
     "tool.execute.before": async (input, output) => {
       const args = (output && output.args) || {};

@@ -388,6 +388,64 @@ def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path)
     assert log(home)[-1] == "[INFO] [working] Agent turn interrupted by the user"
 
 
+def test_codex_tui_approval_granted_waits_until_the_approved_tool_ends(home: Path) -> None:
+    # c20-approve (codex -a on-request, live): PermissionRequest while the prompt is on screen;
+    # after the approval Codex fires nothing until PostToolUse (docs/harnesses.md).
+    assert replay(home, "codex", recorded("c20-approve")) == [
+        "working running",
+        "thinking running",
+        "thinking running",  # the title thread's notify: not this session's turn (point 6)
+        "thinking running",
+        "working running",
+        "executing/Bash running",
+        "waiting_for_input running",  # PermissionRequest: the approval prompt is on screen
+        "working running",  # PostToolUse of the approved call
+        "thinking running",
+        "working running",
+        "working running",
+        "completed running",
+        "- stopped",
+    ]
+
+
+def test_codex_tui_approval_denied_with_esc_is_back_to_ready(home: Path) -> None:
+    # c21-deny (live): Esc at the approval prompt fires Interrupt, the turn is over (Ready).
+    states = replay(home, "codex", recorded("c21-deny"))
+    assert states[4:] == [
+        "executing/Bash running",
+        "executing/Bash running",  # PostModelRequest landed after PreToolUse: the call stays open
+        "waiting_for_input running",
+        "working running",  # Interrupt: the denied call is forgotten, no prompt on screen
+        "- stopped",
+    ]
+    assert log(home)[-2] == "[INFO] [working] Agent turn interrupted by the user"
+
+
+def test_codex_tui_request_user_input_reads_waiting_until_answered(home: Path) -> None:
+    # c22-question (live, request_user_input by its feature flag outside Plan mode).
+    states = replay(home, "codex", recorded("c22-question"))
+    assert states[4:8] == [
+        "working running",
+        "waiting_for_input running",  # the question is on screen
+        "working running",  # answered
+        "thinking running",
+    ]
+    assert states[-1] == "- stopped"
+    assert "[INFO] [waiting_for_input] Running tool: request_user_input" in log(home)
+
+
+def test_codex_tui_esc_during_a_tool_ends_the_turn(home: Path) -> None:
+    # c23-interrupt (live): Esc 1.5 s into a 60 s command; Codex leaves the command to the
+    # background (`1 background terminal running`) and the prompt is back: Ready.
+    assert replay(home, "codex", recorded("c23-interrupt"))[4:] == [
+        "working running",
+        "executing/Bash running",
+        "working running",
+        "- stopped",
+    ]
+    assert "[INFO] [working] Agent turn completed" not in log(home)
+
+
 # --- 8. opencode through the bridge --------------------------------------------------------------
 
 SES = "ses_dd14b685effeIUr4n07TlCA1lF"
@@ -403,8 +461,9 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
     question = {"tool_name": "question", "tool_input": {"questions": [{"question": "Which color?"}]}}
     steps = [
         (_oc("session.created"), "working running"),
-        (_oc("message.updated.user", prompt="HELLO say hello"), "thinking running"),
-        (_oc("message.part.updated.step-start", model="fakelocal/fake-model"), "thinking running"),
+        # The turn is prepared, then each model request is announced (chat.params): thinking.
+        (_oc("message.updated.user", prompt="HELLO say hello"), "working running"),
+        (_oc("chat.params", model="fakelocal/fake-model"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_1", **bash), "executing/bash running"),
         (_oc("permission.asked", message="Run echo hello?", tool_name="bash"), "waiting_for_input running"),
         (_oc("permission.replied", call_id="call_1", **bash), "executing/bash running"),  # approved: runs
@@ -413,10 +472,11 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
             "working running",
         ),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
-        (_oc("message.part.updated.step-start"), "thinking running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("message.part.updated.step-finish", input_tokens=10, output_tokens=5), "working running"),
         (_oc("session.idle", assistant_text="All done."), "working running"),
-        (_oc("message.updated.user", prompt="HELLO again but I will reject"), "thinking running"),
+        (_oc("message.updated.user", prompt="HELLO again but I will reject"), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_2", **bash), "executing/bash running"),
         (_oc("permission.asked", tool_name="bash"), "waiting_for_input running"),
         (
@@ -424,19 +484,58 @@ def test_opencode_turns_approvals_questions_and_exit_as_the_bridge_sends_them(ho
             "working running",
         ),
         (_oc("session.idle"), "working running"),
-        (_oc("message.updated.user", prompt="QUESTION ask me something"), "thinking running"),
+        (_oc("message.updated.user", prompt="QUESTION ask me something"), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("tool.execute.before", call_id="call_3", **question), "waiting_for_input running"),
         (_oc("tool.execute.after", call_id="call_3", success=True, **question), "working running"),
+        (_oc("chat.params"), "thinking running"),
+        # the request failed; opencode waits, then tries again (its own chat.params)
+        (_oc("session.status.retry", error="fake internal error", attempt=1), "working running"),
+        (_oc("chat.params"), "thinking running"),
         (_oc("session.error", error="fake internal error"), "working running"),
         (_oc("session.idle"), "working running"),
         (_oc("server.instance.disposed"), "- stopped"),
     ]
     assert replay(home, "opencode", [envelope for envelope, _ in steps]) == [want for _, want in steps]
     lines = log(home)
-    assert "[INFO] [thinking] User prompt: HELLO say hello" in lines
+    assert "[INFO] [working] User prompt: HELLO say hello" in lines
     assert "[ERROR] [working] Tool bash failed: The user rejected permission" in lines
     assert "[ERROR] [working] LLM call failed: fake internal error" in lines
     assert lines[-1] == "[INFO] [stopped] Session ended"
+
+
+def test_opencode_tui_approval_granted_through_the_bridge(home: Path) -> None:
+    # o20-approve (opencode TUI, live): the turn is prepared (working) until its model request
+    # (chat.params); the approved call runs again under its own call id, and its end ends it.
+    assert replay(home, "opencode", recorded("o20-approve")) == [
+        "working running",
+        "working running",  # the user's message
+        "thinking running",  # chat.params: the request goes out
+        "executing/bash running",
+        "waiting_for_input running",  # permission.asked: on screen
+        "executing/bash running",  # permission.replied (found by its request id): the tool runs
+        "working running",
+        "working running",
+        "thinking running",
+        "working running",
+        "working running",
+        "- stopped",  # /exit: the bridge's exit watcher (the TUI's worker ends without a word)
+    ]
+
+
+def test_opencode_tui_question_waits_and_exit_stops(home: Path) -> None:
+    states = replay(home, "opencode", recorded("o21-question"))
+    assert states[2:5] == ["thinking running", "waiting_for_input running", "working running"]
+    assert states[-1] == "- stopped"
+
+
+def test_opencode_retried_requests_think_only_while_one_is_in_flight(home: Path) -> None:
+    # o22-retry (opencode run, live): every request after the tool fails (HTTP 400) and opencode
+    # tries again after 2 s to 40 s; each failure is said, and the pauses read working.
+    states = replay(home, "opencode", recorded("o22-retry"))
+    assert states[6:17] == ["thinking running", "working running"] * 5 + ["thinking running"]
+    assert states[-1] == "- stopped"
+    assert log(home).count("[ERROR] [working] LLM call failed: fake internal error") == 6
 
 
 def test_opencode_a_subagent_session_ending_leaves_its_parents_call_running(home: Path) -> None:

@@ -255,6 +255,9 @@ BUS = [
             "info": {"id": "msg_1", "role": "assistant", "modelID": "m1", "providerID": "p1"},
         },
     },
+    # the new session's title: a model request beside the turn, not sent
+    ["chat.params", {"sessionID": "ses_1", "agent": "title", "model": {"providerID": "p1", "id": "m0"}}, {}],
+    ["chat.params", {"sessionID": "ses_1", "agent": "build", "model": {"providerID": "p1", "id": "m1"}}, {}],
     _part({"type": "step-start", "messageID": "msg_1"}),
     [
         "tool.execute.before",
@@ -263,11 +266,17 @@ BUS = [
     ],
     {
         "type": "permission.asked",
-        "properties": {"sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
+        "properties": {"id": "per_1", "sessionID": "ses_1", "title": "Run ls?", "tool": {"callID": "c1"}},
     },
+    # 1.18.33 names the request only
     {
         "type": "permission.replied",
-        "properties": {"sessionID": "ses_1", "reply": "once", "tool": {"callID": "c1"}},
+        "properties": {"sessionID": "ses_1", "requestID": "per_1", "reply": "once"},
+    },
+    # an answer to a call never seen starting: not sent (it would stay open)
+    {
+        "type": "permission.replied",
+        "properties": {"sessionID": "ses_1", "requestID": "per_9", "reply": "once"},
     },
     [
         "tool.execute.after",
@@ -280,6 +289,13 @@ BUS = [
         {"args": {"filePath": "/x"}},
     ],
     _tool("error", input={"filePath": "/x"}, error="File not found: /x"),
+    {
+        "type": "session.status",
+        "properties": {
+            "sessionID": "ses_1",
+            "status": {"type": "retry", "attempt": 1, "message": "Overloaded", "next": 2},
+        },
+    },
     _part(
         {
             "type": "step-finish",
@@ -301,7 +317,7 @@ BUS = [
 EXPECTED_ENVELOPES = [
     {"hook_event_name": "session.created", "session_id": "ses_1"},
     {"hook_event_name": "message.updated.user", "session_id": "ses_1", "prompt": "list the files"},
-    {"hook_event_name": "message.part.updated.step-start", "session_id": "ses_1", "model": "p1/m1"},
+    {"hook_event_name": "chat.params", "session_id": "ses_1", "model": "p1/m1"},
     {
         "hook_event_name": "tool.execute.before",
         "session_id": "ses_1",
@@ -344,6 +360,12 @@ EXPECTED_ENVELOPES = [
         "error": "File not found: /x",
     },
     {
+        "hook_event_name": "session.status.retry",
+        "session_id": "ses_1",
+        "error": "Overloaded",
+        "attempt": 1,
+    },
+    {
         "hook_event_name": "message.part.updated.step-finish",
         "session_id": "ses_1",
         "model": "p1/m1",
@@ -373,7 +395,7 @@ with open(os.environ["RECORD"], "a") as out:
 
 
 def run_bridge(
-    tmp_path: Path, home: Path, command: str, driver: str, steps: object, **env: str
+    tmp_path: Path, home: Path, command: str, driver: str, steps: object, returncode: int = 0, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """Install the opencode bridge with command as the hook, then run driver (node) feeding it
     the bus events steps, as opencode would; env is added to the driver's environment."""
@@ -390,7 +412,7 @@ def run_bridge(
         text=True,
         timeout=120,
     )
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == returncode, run.stderr
     return run
 
 
@@ -477,6 +499,38 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
         lines = record.read_text().splitlines()
     assert [json.loads(line) for line in lines if line != "exiting"] == EXPECTED_ENVELOPES
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("sciontool-bridge-")] == []
+
+
+KILLED_DRIVER = (
+    DRIVER
+    + """\
+const sent = () => readFileSync(process.env.RECORD, "utf8").split("\\n").length - 1;
+while (sent() < Number(process.env.WANT)) await new Promise((done) => setTimeout(done, 50));
+process.kill(process.pid, "SIGKILL");
+"""
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
+def test_opencode_bridge_ends_the_instance_when_opencode_ends_without_a_word(
+    tmp_path: Path, home: Path
+) -> None:
+    # opencode's TUI ends the plugin's worker thread on /exit: no `exit` event, no disposal on
+    # the bus. A process killed by SIGKILL says even less: the disposal still reaches the hook.
+    recorder = tmp_path / "record.py"
+    recorder.write_text(RECORDER)
+    record = tmp_path / "envelopes.jsonl"
+    record.write_text("")
+    steps = BUS[:-1]  # no server.instance.disposed
+    want = len(EXPECTED_ENVELOPES) - 1
+    command = f"{sys.executable} {recorder}"
+    run_bridge(tmp_path, home, command, KILLED_DRIVER, steps, -9, RECORD=str(record), WANT=str(want))
+    deadline = time.monotonic() + 60  # a hang bound, not a speed claim
+    lines = record.read_text().splitlines()
+    while len(lines) <= want and time.monotonic() < deadline:
+        time.sleep(0.1)
+        lines = record.read_text().splitlines()
+    assert [json.loads(line) for line in lines] == EXPECTED_ENVELOPES
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
