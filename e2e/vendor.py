@@ -29,6 +29,14 @@ def status(info: dict[str, Any] | None) -> str:
     return f"{text} {info.get('phase', '')}".strip()
 
 
+def envelope(record: dict[str, Any]) -> str:
+    """What the harness handed the hook: stdin, or the JSON argument of Codex's notify."""
+    text = record["stdin"].strip()
+    if not text and record["args"] and record["args"][-1].startswith("{"):
+        text = record["args"][-1]
+    return text
+
+
 def main(kept: Path, name: str) -> None:
     calls = [json.loads(line) for line in (kept / "calls.jsonl").read_text().splitlines()]
     calls.sort(key=lambda r: r["t0"])
@@ -43,7 +51,7 @@ def main(kept: Path, name: str) -> None:
 
     out = OUT / name
     out.mkdir(parents=True, exist_ok=True)
-    envelopes = [json.dumps(json.loads(clean(r["stdin"]))) for r in calls]
+    envelopes = [json.dumps(json.loads(clean(envelope(r)))) for r in calls]
     (out / "envelopes.jsonl").write_text("\n".join(envelopes) + "\n")
     lines = []
     for r in calls:
@@ -52,6 +60,10 @@ def main(kept: Path, name: str) -> None:
     for kind in ("alive", "flights", "tools", "human"):
         for a, b in data["truth"][kind]:
             lines.append(f"{a - origin:7.2f}-{b - origin:6.2f} {kind}")
+    for t in data["truth"].get("released", []):
+        lines.append(
+            f"{t - origin:7.2f}-{t - origin:6.2f} released: the interrupted tool goes on in the background"
+        )
     for a, b, why in data["truth"]["windows"]:
         lines.append(f"{a - origin:7.2f}-{b - origin:6.2f} window: {why}")
     lines.sort(key=lambda line: float(line.split("-", 1)[0]))
