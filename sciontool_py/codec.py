@@ -101,8 +101,22 @@ def _go_numbers(value: object, fragment: Callable[[str], object]) -> object:
 
 
 def lost_minus_zero(codec: GoCodec, line: bytes) -> bool:
-    """True when codec may have read a -0 in line as 0: orjson does, for the integer literal."""
-    return codec is not GO and b"-0" in line
+    """True when codec may have read a -0 in line as 0: orjson does, for the integer literal.
+    A -0 that goes on with a fraction or an exponent is a float, which orjson reads as Go
+    does: negative coordinates and scores (-0.53) must not send a line to the slow reader.
+    A -0 inside a string only costs that reader. find, not `in`: bytes' `in` first tries
+    its argument as an integer and formats the TypeError, on every line."""
+    if codec is GO:
+        return False
+    at = line.find(b"-0")
+    while at != -1:
+        if line[at + 2 : at + 3] not in _FLOAT_GOES_ON:
+            return True
+        at = line.find(b"-0", at + 2)
+    return False
+
+
+_FLOAT_GOES_ON = (b".", b"e", b"E")
 
 
 class OrjsonCodec(GoCodec):

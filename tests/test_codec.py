@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sciontool_py import gojson
-from sciontool_py.codec import GO, OrjsonCodec, _go_numbers
+from sciontool_py.codec import GO, OrjsonCodec, _go_numbers, lost_minus_zero
 from sciontool_py.dialect.discover import find_dialect
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.dialect.stream import normalize_stream
@@ -151,12 +151,32 @@ def test_normalize_writes_the_reference_bytes_on_float_rich_envelopes(
     assert out.getvalue() == expected
 
 
-@pytest.mark.parametrize("zero", ["-0", "[-0]", "-0 ", '{"z":-0}'])
+@pytest.mark.parametrize(
+    "zero", ["-0", "[-0]", "-0 ", '{"z":-0}', "[-0.5,-0]", "-0.0", "[-0e0,-0E+2,-0.25]", '"-0"']
+)
 def test_the_integer_minus_zero_is_written_as_go_writes_it(zero: str) -> None:
-    """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0."""
+    """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0.
+    A float that starts -0 (-0.5, -0e0) orjson reads as Go does: those lines take the fast
+    reader, and an integer -0 after one is still found."""
     line = f'{{"hook_event_name":"tool-end","tool_name":"2026-01-05","tool_output":{zero}}}\n'.encode()
     out = io.BytesIO()
     normalize_stream(find_dialect("core-agent"), io.BytesIO(line), "x", out, False, FAST)
     expected = normalize(find_dialect("core-agent"), GO.loads(line)).to_json_bytes() + b"\n"
     assert out.getvalue() == expected
     assert b"-0" in out.getvalue().split(b'"tool_output":')[1]
+
+
+@pytest.mark.parametrize(
+    ("line", "lost"),
+    [
+        (b'{"lat":-0.53,"e":-0e1,"E":-0E1}', False),
+        (b'{"a":"x"}', False),
+        (b'{"a":-0}', True),
+        (b'{"a":-0.5,"b":[-0]}', True),
+        (b"-0", True),
+        (b'{"a":"-0"}', True),  # in a string: only the slower reader, never a wrong value
+    ],
+)
+def test_only_an_integer_minus_zero_sends_a_line_to_the_slower_reader(line: bytes, lost: bool) -> None:
+    assert lost_minus_zero(FAST, line) is lost
+    assert lost_minus_zero(GO, line) is False
