@@ -43,6 +43,15 @@ class GoCodec:
         the str itself; OrjsonCodec hands fields() that string already encoded."""
         return gojson.dumps(value)
 
+    def string_json(self, text: str) -> bytes:
+        """Go's JSON of a string (a field of event data)."""
+        return gojson.dumps(text).encode()
+
+    def payload_string_body(self, value: object) -> bytes:
+        """The JSON string that holds marshal(value), without its quotes: how event data
+        writes a payload field whose value is not a string."""
+        return gojson.dumps(gojson.dumps(value))[1:-1].encode()
+
     def fields(self, data: dict[str, object]) -> bytes:
         """A JSON object of strings, integers and booleans in data's own order (a Go struct),
         and of payload_text's values."""
@@ -151,6 +160,26 @@ class OrjsonCodec(GoCodec):
 
     def marshal(self, value: object) -> str:
         return self.marshal_bytes(value).decode()
+
+    def string_json(self, text: str) -> bytes:
+        out: bytes = self._dumps(text)
+        out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+        if not out.isascii():
+            out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        return out
+
+    def payload_string_body(self, value: object) -> bytes:
+        # marshal_bytes, then escaped into a string; here the quotes and backslashes first, so
+        # Go's escapes go in already doubled (\\u003c) and that replace rarely copies.
+        try:
+            out: bytes = self._dumps(_go_numbers(value, self._fragment), option=self._sort_keys)
+        except (TypeError, RecursionError):  # as in marshal_bytes
+            return GoCodec.payload_string_body(self, value)
+        out = out.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+        out = out.replace(b"<", b"\\\\u003c").replace(b">", b"\\\\u003e").replace(b"&", b"\\\\u0026")
+        if not out.isascii():
+            out = out.replace(b"\xe2\x80\xa8", b"\\\\u2028").replace(b"\xe2\x80\xa9", b"\\\\u2029")
+        return out
 
     def payload_text(self, value: object) -> object:
         # Go's json.Marshal of the string that holds marshal(value): nothing in it is left to

@@ -98,6 +98,22 @@ def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
     # A payload field: the text as a JSON string, escaped once more by the outer Marshal.
     data = {"tool_name": "<t>\u2028", "tool_input": FAST.payload_text(value)}
     assert FAST.fields(data) == GO.fields({"tool_name": "<t>\u2028", "tool_input": expected})
+    # The same field as the compiled line writes it: the body of that JSON string.
+    assert b'"%s"' % FAST.payload_string_body(value) == GO.fields({"t": expected})[5:-1]
+    assert FAST.payload_string_body(value) == GO.payload_string_body(value)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text)
+def test_a_string_field_is_written_as_gojson_writes_it(value: str) -> None:
+    assert FAST.string_json(value) == GO.string_json(value) == gojson.dumps(value).encode()
+
+
+def test_a_payload_deeper_than_orjson_writes_is_written_by_gojson() -> None:
+    value: object = []
+    for _ in range(300):  # orjson stops at 255 levels
+        value = [value]
+    assert b'"%s"' % FAST.payload_string_body(value) == GO.fields({"t": gojson.dumps(value)})[5:-1]
 
 
 def test_a_value_orjson_writes_as_go_does_is_not_copied() -> None:

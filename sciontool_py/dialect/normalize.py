@@ -126,7 +126,7 @@ def event_data(
                 if text:
                     data[field] = text
             elif kind == "number":
-                count = _token(value)
+                count = token_count(value)
                 if count:
                     data[field] = count
             elif type(value) is bool:
@@ -196,7 +196,7 @@ def _walk(payload: dict[str, object], path: tuple[str, ...]) -> object:
     return value
 
 
-def _token(value: object) -> int:
+def token_count(value: object) -> int:
     """A positive token count from a JSON number, else 0 (Go truncates toward zero)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
@@ -226,11 +226,11 @@ def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None
 
 def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
     for field, name, other in _TOKEN_NAMES:
-        count = _token(source.get(name))
+        count = token_count(source.get(name))
         if count:
             data[field] = count
         elif field not in data:
-            count = _token(source.get(other))
+            count = token_count(source.get(other))
             if count:
                 data[field] = count
 
