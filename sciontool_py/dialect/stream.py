@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from sciontool_py.codec import GO, default_codec, lost_minus_zero
+from sciontool_py.codec import GO, default_codec
 from sciontool_py.dialect.compiled import compile_line
 from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
@@ -103,14 +103,18 @@ def normalize_stream(
 ) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
-    loads, line_of = codec.loads, event_writer(spec, include_raw, codec)
+    loads, lost_minus_zero, line_of = (
+        codec.loads,
+        codec.lost_minus_zero,
+        event_writer(spec, include_raw, codec),
+    )
     pending: list[bytes] = []
     append = pending.append
     written = 0
     try:
         for number, line in enumerate(stream, 1):
             try:
-                payload = loads(line) if not lost_minus_zero(codec, line) else GO.loads(line)
+                payload = GO.loads(line) if lost_minus_zero(line) else loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:
