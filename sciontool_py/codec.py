@@ -130,7 +130,7 @@ class OrjsonCodec(GoCodec):
         # has imported re already, and this codec only serves normalize.
         import re
 
-        self.lost_minus_zero = re.compile(rb"-0(?![.eE])").search  # type: ignore[method-assign]
+        self.lost_minus_zero = re.compile(rb"-0(?![.eE])").search  # type: ignore[method-assign,assignment]
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
         self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
