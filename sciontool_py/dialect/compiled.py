@@ -17,7 +17,13 @@ turn), goes through ``event_data``, the reference; tests compare the two.
 
 from __future__ import annotations
 
-from sciontool_py.dialect.normalize import DEFAULT_KEYS, TOKEN_KEYS, keys_that_fill_data, token_count
+from sciontool_py.dialect.normalize import (
+    DEFAULT_KEYS,
+    TOKEN_KEYS,
+    extract_tokens,
+    keys_that_fill_data,
+    token_count,
+)
 from sciontool_py.vocabulary import DATA_FIELD_ORDER, FIELD_KINDS, PAYLOAD_FIELDS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -29,30 +35,47 @@ if TYPE_CHECKING:
 
 # Keys whose steps in event_data read more than one key, or the data built so far.
 _GENERAL_KEYS = TOKEN_KEYS | {"tool_response", "file_path"}
+_EXTRACTED = ("input_tokens", "output_tokens", "cached_tokens")  # what extract_tokens may set
 
 
 def compile_line(
-    spec: DialectSpec, raw_name: str, name: str, mapping: Mapping | None, head: bytes, codec: GoCodec
+    spec: DialectSpec,
+    raw_name: str,
+    name: str,
+    mapping: Mapping | None,
+    head: bytes,
+    codec: GoCodec,
+    tokens: bool = False,
 ) -> tuple[frozenset[str], Callable[[dict[str, object]], bytes]] | None:
     """(slow_keys, line): line(envelope) is the event line (head, data, newline) that
     event_data and the codec give, for an envelope without any of slow_keys; None when
-    every envelope of this name takes the general steps."""
+    every envelope of this name takes the general steps. With tokens, line also takes the
+    token counts (a call more per line: the stream asks for it only when they are there)."""
     if name == "agent-end" and spec.options:
         return None
     paths = mapping.fields if mapping is not None else {}
     handled = {path[0] for path in paths.values()} - _GENERAL_KEYS
+    if tokens:
+        handled |= TOKEN_KEYS
     body = []
     for field in DATA_FIELD_ORDER:
-        writers = []
-        path = paths.get(field)
-        # The default step reads the key named as the field, unless the mapping reads that very
-        # key for it: its rule then covers the default's (a non-empty string, a boolean).
-        if field in DEFAULT_KEYS and field in handled and path != (field,):
-            writers.append(_writer("default success" if field == "success" else "string", (field,)))
-        if path is not None and path[0] in handled:
-            writers.append(_writer(FIELD_KINDS[field], path))
-        if field == "file_path" and "tool_input" in handled:  # _file_path's part for tool_input
-            writers.append(_writer("string", ("tool_input", "file_path")))
+        if tokens and field in _EXTRACTED[1:]:
+            continue  # written with the first, below
+        if tokens and field == _EXTRACTED[0]:
+            # Scion's shared extraction reads the counts the mapping left: on their own dict.
+            body.append("    counts = {}")
+            for counted in _EXTRACTED:
+                writers = _writers(counted, paths, handled)
+                if writers:
+                    body += [
+                        "    v = None",
+                        *writers,
+                        f"    if v is not None:\n        counts[{counted!r}] = v",
+                    ]
+            body.append("    extract(counts, envelope)  # nothing without token keys")
+            body += [f"    v = counts.get({counted!r})\n{_emit(counted)}" for counted in _EXTRACTED]
+            continue
+        writers = _writers(field, paths, handled)
         if writers:
             body += ["    v = None", *writers, _emit(field)]
     source = "\n".join(
@@ -76,9 +99,26 @@ def compile_line(
         "payload": codec.payload_string_body,
         "token": token_count,
     }
+    if tokens:
+        namespace["extract"] = extract_tokens
     # Our own source: keys and fields go in as repr() literals.
     exec(compile(source, f"<dialect {spec.name}: {raw_name}>", "exec"), namespace)
     return keys_that_fill_data(spec, raw_name) - handled, namespace["line"]  # type: ignore[return-value]
+
+
+def _writers(field: str, paths: dict[str, tuple[str, ...]], handled: set[str]) -> list[str]:
+    """event_data's steps that may set field, in its order, as statements that set v."""
+    writers = []
+    path = paths.get(field)
+    # The default step reads the key named as the field, unless the mapping reads that very
+    # key for it: its rule then covers the default's (a non-empty string, a boolean).
+    if field in DEFAULT_KEYS and field in handled and path != (field,):
+        writers.append(_writer("default success" if field == "success" else "string", (field,)))
+    if path is not None and path[0] in handled:
+        writers.append(_writer(FIELD_KINDS[field], path))
+    if field == "file_path" and "tool_input" in handled:  # _file_path's part for tool_input
+        writers.append(_writer("string", ("tool_input", "file_path")))
+    return writers
 
 
 def _writer(kind: str, path: tuple[str, ...]) -> str:

@@ -134,7 +134,7 @@ def event_data(
             elif type(value) is str and value.casefold() == "success":  # Copilot's resultType
                 data[field] = True
     if not TOKEN_KEYS.isdisjoint(payload):
-        _extract_tokens(data, payload)
+        extract_tokens(data, payload)
     # FILE_PATH_KEYS, narrowed: a tool_input object counts only when it holds a file_path.
     tool_input = payload.get("tool_input")
     if (
@@ -214,7 +214,7 @@ _TOKEN_NAMES = (
 )
 
 
-def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
+def extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
     """Scion's shared extraction, on the data as the mapping left it: a count replaces a
     field only when > 0, and `usage` is read only while input and output are both 0."""
     _take_tokens(data, payload)

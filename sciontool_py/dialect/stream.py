@@ -31,7 +31,16 @@ _FLUSH_EVERY = 512
 class _Kind:
     """What is fixed for one raw event name of a dialect."""
 
-    __slots__ = ("fill_keys", "head", "line", "mapping", "name", "slow_keys")
+    __slots__ = (
+        "counted_line",
+        "counted_slow_keys",
+        "fill_keys",
+        "head",
+        "line",
+        "mapping",
+        "name",
+        "slow_keys",
+    )
 
     def __init__(self, spec: DialectSpec, raw_name: str, codec: GoCodec) -> None:
         self.mapping: Mapping | None = spec.mappings.get(raw_name)
@@ -39,11 +48,15 @@ class _Kind:
         self.name = empty.name
         self.head = empty.head(codec)
         self.fill_keys = keys_that_fill_data(spec, raw_name)
-        # Envelopes without slow_keys: the compiled line; else (event_data needed for all but
-        # the envelopes with none of the keys that fill data) a template of the empty event.
-        compiled = compile_line(spec, raw_name, self.name, self.mapping, self.head, codec)
+        # Envelopes without slow_keys: the compiled line, and with token counts its variant that
+        # extracts them; else (event_data needed for all but the envelopes with none of the keys
+        # that fill data) a template of the empty event.
+        args = (spec, raw_name, self.name, self.mapping, self.head, codec)
         empty_line = self.head + b"{}}\n"
-        self.slow_keys, self.line = compiled or (self.fill_keys, lambda _envelope: empty_line)
+        template: tuple[frozenset[str], Callable[[dict[str, object]], bytes]]
+        template = (self.fill_keys, lambda _envelope: empty_line)
+        self.slow_keys, self.line = compile_line(*args) or template
+        self.counted_slow_keys, self.counted_line = compile_line(*args, tokens=True) or template
 
 
 def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callable[[object], bytes]:
@@ -67,6 +80,8 @@ def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callab
             return kind.head + data_json(codec, data, payload) + b"}\n"  # type: ignore[arg-type]
         if kind.slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
             return kind.line(payload)  # type: ignore[arg-type]
+        if kind.counted_slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
+            return kind.counted_line(payload)  # type: ignore[arg-type]
         data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
         return kind.head + fields(in_struct_order(data)) + b"}\n"
 

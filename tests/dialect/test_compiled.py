@@ -3,6 +3,7 @@ in_struct_order, the codec's fields) for every envelope it takes, in every diale
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import orjson
@@ -15,7 +16,7 @@ from sciontool_py.codec import GO, GoCodec, OrjsonCodec
 from sciontool_py.dialect.compiled import compile_line
 from sciontool_py.dialect.discover import find_dialect, list_dialects
 from sciontool_py.dialect.load import load_dialect
-from sciontool_py.dialect.normalize import DEFAULT_KEYS, event_data, normalize
+from sciontool_py.dialect.normalize import DEFAULT_KEYS, TOKEN_KEYS, event_data, normalize
 from sciontool_py.dialect.spec import DialectSpec
 from sciontool_py.event import in_struct_order
 
@@ -25,6 +26,7 @@ SPECS = [find_dialect(name) for name, _ in list_dialects()]
 SPECS.append(load_dialect(str(FIXTURES / "nested-paths" / "dialect.yaml")))
 CASES = [(spec, raw) for spec in SPECS for raw in [*spec.mappings, "not-mapped"]]
 CODECS = [GO, OrjsonCodec(orjson)]
+TOKEN_NAMES = sorted(TOKEN_KEYS - {"usage"})
 
 text = st.text(alphabet='ab<>&\u2028é"\\\x00', max_size=6)
 leaves = (
@@ -48,11 +50,14 @@ def general_line(spec: DialectSpec, raw: str, envelope: dict[str, object], codec
     return head + codec.fields(in_struct_order(data)) + b"}\n"
 
 
-def compiled(spec: DialectSpec, raw: str, codec: GoCodec) -> tuple[frozenset[str], Line] | None:
+@functools.cache
+def compiled(
+    spec: DialectSpec, raw: str, codec: GoCodec, tokens: bool = False
+) -> tuple[frozenset[str], Line] | None:
     mapping = spec.mappings.get(raw)
     name = mapping.event if mapping is not None else raw
     head = normalize(spec, {spec.name_fields[0]: raw}, codec).head(codec)
-    return compile_line(spec, raw, name, mapping, head, codec)
+    return compile_line(spec, raw, name, mapping, head, codec, tokens)
 
 
 @st.composite
@@ -74,23 +79,26 @@ def envelopes(draw: st.DrawFn, spec: DialectSpec, raw: str) -> dict[str, object]
         envelope[draw(st.sampled_from(sorted(DEFAULT_KEYS)))] = draw(leaves)
     if draw(st.booleans()):
         envelope["tool_input"] = draw(st.fixed_dictionaries({}, optional={"file_path": values, "k": values}))
+    if draw(st.booleans()):  # what the shared token extraction reads
+        counts = st.dictionaries(st.sampled_from(TOKEN_NAMES), leaves, max_size=3)
+        envelope.update(draw(counts))
+        if draw(st.booleans()):
+            envelope["usage"] = draw(counts | values)
     return envelope
 
 
-@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
 @pytest.mark.parametrize(("spec", "raw"), CASES, ids=[f"{s.name}:{raw}" for s, raw in CASES])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_the_compiled_line_writes_the_general_steps_bytes(
-    spec: DialectSpec, raw: str, codec: GoCodec, data: st.DataObject
+    spec: DialectSpec, raw: str, data: st.DataObject
 ) -> None:
-    made = compiled(spec, raw, codec)
-    if made is None:
-        return
-    slow_keys, line = made
     envelope = data.draw(envelopes(spec, raw))
-    if slow_keys.isdisjoint(envelope):
-        assert line(envelope) == general_line(spec, raw, envelope, codec)
+    for codec in CODECS:
+        for tokens in (False, True):
+            made = compiled(spec, raw, codec, tokens)
+            if made is not None and made[0].isdisjoint(envelope):
+                assert made[1](envelope) == general_line(spec, raw, envelope, codec)
 
 
 def test_most_envelopes_of_a_mapping_take_the_compiled_line() -> None:
@@ -103,6 +111,12 @@ def test_most_envelopes_of_a_mapping_take_the_compiled_line() -> None:
     assert slow_keys.isdisjoint(envelope)
     assert line(envelope) == general_line(spec, "tool-end", envelope, GO)
     assert {"usage", "tool_response", "file_path", "prompt"} <= slow_keys
+    made = compiled(spec, "agent-end", GO, tokens=True)
+    assert made is not None
+    assert made[0].isdisjoint({"usage", "input_tokens"})
+    assert made[1]({"usage": {"input_tokens": 5.9}}) == general_line(
+        spec, "agent-end", {"usage": {"input_tokens": 5.9}}, GO
+    )
     copilot = find_dialect("copilot")
     made = compiled(copilot, "postToolUse", GO)
     assert made is not None
