@@ -75,36 +75,44 @@ def _scalar(value: object) -> str:
     return gojson.dumps(value)
 
 
-def _go_numbers(value: object, fragment: Callable[[str], object]) -> object:
+def _go_numbers(
+    value: object,
+    fragment: Callable[[Any], object],
+    number: Callable[[float], str | bytes] = gojson.format_float,
+) -> object:
     """value itself when orjson writes it as Go does, else a copy in which each number it
-    would write differently is a fragment of Go's bytes: an integer past 2^53 (Go's float64
-    rounds it), and a float that is integral (orjson writes 100.0, Go 100) or outside
-    1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6 and
-    1e21). Other floats orjson writes in fixed notation with the shortest digits that read
-    back, as Go does. One walk whatever the values hold; the checks are inline, constants
-    literal: it runs on every tool payload."""
+    would write differently is a fragment of Go's bytes (number(x)): an integer past 2^53
+    (Go's float64 rounds it), and a float that is integral (orjson writes 100.0, Go 100) or
+    outside 1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6
+    and 1e21). Other floats orjson writes in fixed notation with the shortest digits that
+    read back, as Go does. One walk whatever the values hold; the checks are inline, in the
+    order of how often a payload holds each type, constants literal: it runs on every tool
+    payload."""
     kind = type(value)
     if kind is dict:
         items = value.items()  # type: ignore[attr-defined]
     elif kind is list:
         items = enumerate(value)  # type: ignore[arg-type]
     else:
-        return _go_numbers([value], fragment)[0]  # type: ignore[index]
+        return _go_numbers([value], fragment, number)[0]  # type: ignore[index]
     copy: Any = None
     for key, item in items:
         kind = type(item)
-        if kind is str or kind is bool or item is None:
+        if kind is str:
             continue
         if kind is float:
-            if (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4) and not item.is_integer():
+            # x % 1.0: no method call, and 0 exactly when x is integral.
+            if item % 1.0 and (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4):
                 continue
-            new = fragment(gojson.format_float(item))
+            new = fragment(number(item))
         elif kind is int:
             if -9007199254740992 <= item <= 9007199254740992:  # 2^53
                 continue
             new = fragment(gojson.format_float(float(item)))
+        elif kind is bool or item is None:
+            continue
         else:
-            new = _go_numbers(item, fragment)
+            new = _go_numbers(item, fragment, number)
             if new is item:
                 continue
         if copy is None:
@@ -138,11 +146,24 @@ class OrjsonCodec(GoCodec):
         self._sort_keys = orjson.OPT_SORT_KEYS
         self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
 
+    def _go_float(self, value: float) -> str | bytes:
+        """gojson.format_float, from orjson's digits where they are Go's: repr (its shortest
+        digits) takes up to a microsecond on the float64 extremes, orjson a tenth of that."""
+        text: bytes = self._dumps(value)
+        if text.endswith(b".0"):  # integral in fixed notation (|x| < 1e16): Go writes no ".0"
+            return text[:-2]
+        # Where both write the exponent form, orjson (3.13) writes it as Go: 1e+21, 1e-7.
+        if not 1e-6 <= abs(value) < 1e21 and (text.find(b"e+") != -1 or text.find(b"e-") != -1):
+            return text
+        return gojson.format_float(value)
+
     def marshal_bytes(self, value: object) -> bytes:
         # orjson writes the whole value; the few numbers it writes differently from Go go in
         # as fragments of Go's bytes, so a float costs a fragment, not the stdlib encoder.
         try:
-            out: bytes = self._dumps(_go_numbers(value, self._fragment), option=self._sort_keys)
+            out: bytes = self._dumps(
+                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
+            )
         except (TypeError, RecursionError):
             # orjson stops at 255 levels (its error is a TypeError), the walk near Python's
             # recursion limit; Go writes deeper values, and so does gojson.
@@ -167,7 +188,9 @@ class OrjsonCodec(GoCodec):
         # marshal_bytes, then escaped into a string; here the quotes and backslashes first, so
         # Go's escapes go in already doubled (\\u003c) and that replace rarely copies.
         try:
-            out: bytes = self._dumps(_go_numbers(value, self._fragment), option=self._sort_keys)
+            out: bytes = self._dumps(
+                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
+            )
         except (TypeError, RecursionError):  # as in marshal_bytes
             return GoCodec.payload_string_body(self, value)
         out = out.replace(b"\\", b"\\\\").replace(b'"', b'\\"')

@@ -89,6 +89,13 @@ def test_format_float_follows_gos_rule(value: float) -> None:
     assert gojson.format_float(value) == go_float(value)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(floats | float_bits.filter(math.isfinite))
+def test_the_fast_path_formats_a_float_from_orjsons_digits_as_go(value: float) -> None:
+    text = FAST._go_float(value)
+    assert (text if isinstance(text, str) else text.decode()) == go_float(value)
+
+
 @settings(max_examples=1500, deadline=None)
 @given(values)
 def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
