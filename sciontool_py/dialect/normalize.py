@@ -225,12 +225,15 @@ def extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
 
 
 def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
+    # Most of these names are missing: a call of token_count only for a value.
     for field, name, other in _TOKEN_NAMES:
-        count = token_count(source.get(name))
+        value = source.get(name)
+        count = token_count(value) if value is not None else 0
         if count:
             data[field] = count
         elif field not in data:
-            count = token_count(source.get(other))
+            value = source.get(other)
+            count = token_count(value) if value is not None else 0
             if count:
                 data[field] = count
 
