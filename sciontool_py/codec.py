@@ -145,6 +145,7 @@ class OrjsonCodec(GoCodec):
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
         self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
+        self._short: dict[str, bytes] = {}
 
     def _go_float(self, value: float) -> str | bytes:
         """gojson.format_float, from orjson's digits where they are Go's: repr (its shortest
@@ -178,10 +179,19 @@ class OrjsonCodec(GoCodec):
         return self.marshal_bytes(value).decode()
 
     def string_json(self, text: str) -> bytes:
+        # Short strings repeat from line to line (tool names, paths, models): a lookup costs a
+        # third of the dumps and replaces. Long ones (prompts, messages) are not kept, and
+        # the cache stops growing at 1,024 entries.
+        if len(text) <= 64:
+            cached = self._short.get(text)
+            if cached is not None:
+                return cached
         out: bytes = self._dumps(text)
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
         if not out.isascii():
             out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        if len(text) <= 64 and len(self._short) < 1024:
+            self._short[text] = out
         return out
 
     def payload_string_body(self, value: object) -> bytes:

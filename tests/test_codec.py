@@ -116,6 +116,14 @@ def test_a_string_field_is_written_as_gojson_writes_it(value: str) -> None:
     assert FAST.string_json(value) == GO.string_json(value) == gojson.dumps(value).encode()
 
 
+def test_short_strings_are_written_the_same_from_the_cache_which_stays_bounded() -> None:
+    codec = OrjsonCodec(orjson)
+    strings = [f"<tool {i}>\u2028" for i in range(1500)] + ["x" * 65, "é" * 64]
+    for _ in range(2):  # the second time from the cache, for those it keeps
+        assert [codec.string_json(s) for s in strings] == [GO.string_json(s) for s in strings]
+    assert len(codec._short) == 1024
+
+
 def test_a_payload_deeper_than_orjson_writes_is_written_by_gojson() -> None:
     value: object = []
     for _ in range(300):  # orjson stops at 255 levels
