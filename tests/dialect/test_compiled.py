@@ -17,13 +17,16 @@ from sciontool_py.dialect.compiled import compile_line
 from sciontool_py.dialect.discover import find_dialect, list_dialects
 from sciontool_py.dialect.load import load_dialect
 from sciontool_py.dialect.normalize import DEFAULT_KEYS, TOKEN_KEYS, event_data, normalize
-from sciontool_py.dialect.spec import DialectSpec
+from sciontool_py.dialect.spec import DialectSpec, Mapping
 from sciontool_py.event import in_struct_order
 
 Line = Callable[[dict[str, object]], bytes]
 
 SPECS = [find_dialect(name) for name, _ in list_dialects()]
 SPECS.append(load_dialect(str(FIXTURES / "nested-paths" / "dialect.yaml")))
+# Paths that read a default field's key for another field: both steps write from one key.
+CROSSED = {"success": ("success", "ok"), "prompt": ("message",), "tool_input": ("tool_output",)}
+SPECS.append(DialectSpec("crossed", ("kind",), {"x": Mapping("tool-end", CROSSED)}, {}, {}, "test"))
 CASES = [(spec, raw) for spec in SPECS for raw in [*spec.mappings, "not-mapped"]]
 CODECS = [GO, OrjsonCodec(orjson)]
 TOKEN_NAMES = sorted(TOKEN_KEYS - {"usage"})
