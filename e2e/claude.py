@@ -12,6 +12,7 @@ EXPECTED = [
     ("UserPromptSubmit", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"}),
     ("PreToolUse", {"activity": "executing", "toolName": "Bash", LOG: "[executing] Running tool: Bash"}),
     ("PostToolUse", {"activity": "working", LOG: "[working] Tool Bash completed"}),
+    ("PostToolBatch", {"activity": "thinking"}),  # the model is called next, with no hook of its own
     ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
 ]

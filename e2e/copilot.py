@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI in `make e2e`: `copilot -p` headless against the fake model.
+"""GitHub Copilot CLI in `make e2e`: `copilot -p` headless against the fake model, the TUI in tmux.
 
 Copilot CLI talks to any OpenAI-compatible endpoint offline (`copilot help providers`):
 COPILOT_OFFLINE with COPILOT_PROVIDER_BASE_URL / _API_KEY and COPILOT_MODEL, no GitHub login.
@@ -7,7 +7,9 @@ Its hooks file names each event on the command line; the payload comes on stdin.
 
 from __future__ import annotations
 
-from harness import LOG, Harness
+import json
+
+from harness import LOG, Harness, Tui
 from session import Run
 
 EXPECTED = [
@@ -24,6 +26,10 @@ EXPECTED = [
 
 
 def setup(run: Run) -> dict[str, str]:
+    # The TUI asks once whether to trust the folder: the project is trusted up front.
+    (run.home / ".copilot").mkdir()
+    config = {"trustedFolders": [str(run.project)], "appTipShown": True}
+    (run.home / ".copilot" / "config.json").write_text(json.dumps(config) + "\n")
     print(run.sciontool("harness", "install", "copilot", "--user"), end="")
     return run.env(
         COPILOT_OFFLINE="true",
@@ -45,6 +51,23 @@ def headless(prompt: str, resume: bool) -> list[str]:
     ]
 
 
+TUI = Tui(
+    argv=["copilot", "--no-auto-update"],
+    trusted=["copilot", "--allow-all-tools", "--no-auto-update"],
+    ready="? help",
+    approval="Do you want to run this command?",
+    question="Which color do you want?",  # ask_user: a form, Red preselected
+    interrupt=("C-c",),  # Esc only arms "esc esc interrupt"; Ctrl+C stops the turn
+    interrupted="Operation cancelled by user",
+    compact="/compact",
+    compacted="Compaction completed",
+    silent={
+        "approval-granted": "Copilot CLI fires no hook from an approval to the tool's end",
+        "approval-denied": "Copilot CLI fires no hook after a denial (Esc ends the turn)",
+        "interrupt": "Copilot CLI fires no hook on Ctrl+C during a tool (it kills the tool)",
+    },
+)
+
 HARNESS = Harness(
     name="copilot",
     package="@github/copilot",
@@ -52,6 +75,9 @@ HARNESS = Harness(
     setup=setup,
     headless=headless,
     expected=EXPECTED,
+    tui=TUI,
     extra=(),
     extra_prefix=None,
+    model_hooks=("userPromptSubmitted",),
+    silent_model="Copilot CLI fires no hook around a model request (only a prompt says thinking)",
 )

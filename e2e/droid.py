@@ -54,4 +54,5 @@ HARNESS = Harness(
     expected=EXPECTED,
     extra=("@factory/cli-linux-x64@0.225.2",),
     extra_prefix=None,
+    silent_model="Droid fires no hook around a model request (`droid exec` no UserPromptSubmit either)",
 )

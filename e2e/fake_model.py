@@ -1,8 +1,9 @@
-"""One scripted model behind the four wire formats the harnesses speak, on 127.0.0.1 only.
+"""One scripted model behind the five wire formats the harnesses speak, on 127.0.0.1 only.
 
 Anthropic Messages (Claude Code), Gemini streamGenerateContent (Gemini CLI), OpenAI
-Responses (Codex) and OpenAI chat completions (opencode, Copilot CLI, Qwen Code, Droid), all
-streamed.
+Responses (Codex) and OpenAI chat completions (opencode, Copilot CLI, Qwen Code, Droid, Mistral
+Vibe, Hermes Agent), all streamed; and, under /augment/, a stand-in of Augment's own service
+(Auggie's tenant): get-models with hooks enabled, chat-stream, an empty answer to the rest.
 
 A request that offers the harness's shell tool is the agent's own ("main"); each one takes
 the next `Reply` of the scenario's script (an error reply with `repeat` stays), and once the
@@ -169,7 +170,10 @@ def _gemini(body: Json, reply: Reply | None, script: Script) -> Json:
     if reply is None and (schema is not None or config.get("responseMimeType") == "application/json"):
         parts = [{"text": json.dumps(_from_schema(schema or {}))}]
     elif reply is not None and reply.ask:
-        parts = [{"functionCall": {"name": "ask_user", "args": {"questions": [QUESTION]}}}]
+        # Gemini CLI 0.61.0's ask_user requires each question's type.
+        parts = [
+            {"functionCall": {"name": "ask_user", "args": {"questions": [{**QUESTION, "type": "choice"}]}}}
+        ]
     elif reply is not None and reply.calls:
         parts = [
             {"functionCall": {"name": "run_shell_command", "args": {"command": script.command(c)}}}
@@ -275,8 +279,9 @@ def _chat_tools(body: Json) -> dict[str, Json]:
     return {(t.get("function") or {}).get("name"): t.get("function") or {} for t in body.get("tools") or []}
 
 
-# The shell tool of each chat-completions harness: opencode and Copilot CLI, Qwen Code, Droid.
-CHAT_SHELLS = ("bash", "run_shell_command", "Execute")
+# The shell tool of each chat-completions harness: opencode, Copilot CLI and Mistral Vibe, Qwen
+# Code, Droid, Hermes Agent.
+CHAT_SHELLS = ("bash", "run_shell_command", "Execute", "terminal")
 
 
 def _chat_shell(tools: dict[str, Json]) -> str | None:
@@ -299,6 +304,12 @@ def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
         calls.append(
             ("ask", "question", {"questions": [{k: v for k, v in QUESTION.items() if k != "multiSelect"}]})
         )
+    elif reply is not None and reply.ask and "ask_user_question" in tools:  # Qwen Code: Claude's shape
+        calls.append(("ask", "ask_user_question", {"questions": [QUESTION]}))
+    elif reply is not None and reply.ask and "ask_user" in tools:  # Copilot CLI: a form
+        choice = {"type": "string", "title": "Color", "enum": [o["label"] for o in QUESTION["options"]]}
+        form = {"properties": {"color": choice}, "required": ["color"]}
+        calls.append(("ask", "ask_user", {"message": QUESTION["question"], "requestedSchema": form}))
     shell = _chat_shell(tools) or "bash"
     params = tools.get(shell, {}).get("parameters") or {}
     for call in reply.calls if reply is not None else ():
@@ -335,6 +346,50 @@ def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
         yield None, {**base, "choices": [], "usage": usage}
 
     return _sse(events()) + b"data: [DONE]\n\n"
+
+
+# --- Augment's own API (Auggie) ----------------------------------------------------------------
+
+# Auggie asks its tenant for the models and feature flags first; hooks run only where the
+# tenant's flags enable them.
+AUGMENT_MODELS = {
+    "default_model": "fake-model",
+    "models": [{"name": "fake-model", "suggested_prefix_char_count": 0, "suggested_suffix_char_count": 0}],
+    "languages": [],
+    "feature_flags": {"enable_hooks": True},
+}
+AUGMENT_SHELL = "launch-process"
+_TOOL_USE, _RAW_RESPONSE = 5, 0  # Augment's response node types
+_END_TURN, _TOOL_USE_REQUESTED = 1, 3  # its stop reasons
+
+
+def _augment(body: Json, reply: Reply | None, script: Script) -> bytes:
+    """One chat-stream answer, as newline-delimited JSON: tool_use nodes, or the text."""
+    calls = reply.calls if reply is not None else ()
+    if calls:
+        nodes = [
+            {
+                "id": i + 1,
+                "type": _TOOL_USE,
+                "tool_use": {
+                    "tool_use_id": f"toolu_e2e_{call.id}",
+                    "tool_name": AUGMENT_SHELL,
+                    "input_json": json.dumps(
+                        {"command": script.command(call), "wait": True, "max_wait_seconds": 300}
+                    ),
+                },
+            }
+            for i, call in enumerate(calls)
+        ]
+        line: Json = {"text": "", "nodes": nodes, "stop_reason": _TOOL_USE_REQUESTED}
+    else:
+        text = reply.text if reply is not None else SIDE
+        line = {
+            "text": text,
+            "nodes": [{"id": 0, "type": _RAW_RESPONSE, "content": text}],
+            "stop_reason": _END_TURN,
+        }
+    return json.dumps(line).encode() + b"\n"
 
 
 def _offered(body: Json) -> tuple[str, ...]:
@@ -400,6 +455,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(path, body, _responses_shell(body) is not None, "responses")
         elif path.endswith("/chat/completions"):
             self._answer(path, body, _chat_shell(_chat_tools(body)) is not None, "chat")
+        elif path == "/augment/chat-stream":
+            self._answer(path, body, True, "augment")
+        elif path == "/augment/get-models":
+            self._json(AUGMENT_MODELS)
+        elif path.startswith("/augment/"):
+            self._json({})  # MCP settings, remote tools, error reports, telemetry: nothing to say
         else:
             self._json({"error": {"message": f"not served: {path}"}}, 404)
 
@@ -428,6 +489,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(_gemini(body, reply, script))
             elif wire == "responses":
                 self._reply(200, _responses(body, reply, script), "text/event-stream")
+            elif wire == "augment":
+                self._reply(200, _augment(body, reply, script), "application/json")
             else:
                 self._reply(200, _chat(body, reply, script), "text/event-stream")
         finally:

@@ -51,7 +51,7 @@ TUI = Tui(
     trusted=["gemini", "--yolo"],
     ready="Type your message",
     approval="Allow execution of",
-    question=None,  # 0.61.0 offers no ask_user tool to the model
+    # question: the ask_user tool (the first option picked with Enter)
     interrupted="Request cancelled",
     compact="/compress",
     compacted="compressed from",

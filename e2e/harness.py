@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fake_model import FINAL, Call, Reply
-from session import Run, Session, Tmux
+from session import RETRY, Run, Session, Tmux
 
 Info = dict[str, Any]
 # An expectation of the hello scenario: the next hook call for this raw event leaves
@@ -53,6 +53,17 @@ class Harness:
     extra: tuple[str, ...] = ()  # more npm packages the harness needs (Droid's platform binary)
     extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
+    # Where the harness fires no hook before a model request: the raw events that do announce
+    # one (a prompt), and why the others go unsaid. A request no such event began within LEAD
+    # before is a silent window (docs/harnesses.md, "Where the harness says nothing").
+    model_hooks: tuple[str, ...] = ()
+    silent_model: str = ""
+    # Why a headless run fires no session end ("" when it does): from its last hook to the next
+    # launch (or the end) is then a silent window, and its final `working` is that window's.
+    headless_end: str = ""
+    # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
+    # it runs on; `package` and `version` are then the PyPI ones.
+    python: tuple[int, int] | None = None
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""
@@ -127,23 +138,24 @@ HUMAN_PAUSE = 1.5  # seconds the scripted human takes to answer
 def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
     screen = session.tmux(argv)
     screen.wait_for(tui.ready, timeout=240)  # opencode took 113 s to start on a loaded machine
-    time.sleep(0.5)  # some TUIs draw the prompt before they take keys
-    calls = len(session.run.records())
-    screen.type(prompt)
-    # A loaded TUI may draw its prompt before it takes Enter: the prompt's hook says it went.
-    deadline = time.time() + 20
-    while len(session.run.records()) == calls and time.time() < deadline:
-        time.sleep(0.2)
-    if len(session.run.records()) == calls:
-        screen.keys("Enter")
+    screen.submit(prompt)
     return screen
 
 
-def _answer(session: Session, screen: Tmux, asked: str, keys: tuple[str, ...]) -> float:
-    """Waits for the prompt ASKED, lets the human pause, presses KEYS; the wait is `waiting_for_input`."""
+def _answer(
+    session: Session, screen: Tmux, asked: str, keys: tuple[str, ...], by_hook: bool = False
+) -> float:
+    """Waits for the prompt ASKED, lets the human pause, presses KEYS; the wait is `waiting_for_input`.
+    Until the keys are taken (ASKED left the screen; BY_HOOK: a hook call started after the press)
+    they are pressed again: a loaded TUI drops keys. The answer counts from the press it took."""
     shown = screen.wait_for(asked)
     time.sleep(HUMAN_PAUSE)
     pressed = screen.keys(*keys)
+    while not screen.until(
+        screen.hooked_since(pressed) if by_hook else lambda: asked not in screen.screen(), RETRY
+    ):
+        print(f"  driver: {' '.join(keys)} again, the TUI did not take it", flush=True)
+        pressed = screen.keys(*keys)
     session.truth.human.append((shown, pressed))
     return pressed
 
@@ -184,7 +196,8 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
     def question(session: Session, harness: Harness) -> None:
         assert tui.question is not None
         screen = _open(session, tui.trusted, tui, "ask me a question")
-        _answer(session, screen, tui.question, tui.answer)
+        # The question may stay on screen once answered; the question tool's end is a hook call.
+        _answer(session, screen, tui.question, tui.answer, by_hook=True)
         screen.wait_for(FINAL)
         _close(screen, tui)
 
@@ -193,24 +206,33 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
         screen = _open(session, tui.trusted, tui, "run a long tool")
         _wait_marker(session, "i1")
         time.sleep(HUMAN_PAUSE)
-        pressed = screen.keys(tui.interrupt[0])
-        for key in tui.interrupt[1:]:
-            time.sleep(0.5)
-            screen.keys(key)
+
+        def stopped() -> bool:  # the keys were taken: the tool was killed, or the TUI says so
+            assert tui.interrupted is not None
+            return "end i1 " in session.run.marks.read_text() or tui.interrupted in screen.screen()
+
+        while True:  # a loaded TUI may drop the keys
+            pressed = screen.keys(tui.interrupt[0])
+            for key in tui.interrupt[1:]:
+                time.sleep(0.5)
+                screen.keys(key)
+            if screen.until(stopped, RETRY):
+                break
+            print("  driver: the interrupt again, the TUI did not take it", flush=True)
         screen.wait_for(tui.interrupted)
         _close(screen, tui)
         _silent(session, tui, "interrupt", pressed)
 
     def compaction(session: Session, harness: Harness) -> None:
         assert tui.compact is not None and tui.compacted is not None
+        compacted = tui.compacted
         screen = _open(session, tui.trusted, tui, "run a tool, then I compact")
         screen.wait_for(FINAL)
         time.sleep(HUMAN_PAUSE)
-        screen.type("a second turn")  # Claude Code compacts two rounds at least
+        screen.submit("a second turn")  # Claude Code compacts two rounds at least
         screen.wait_for(SECOND)
         time.sleep(HUMAN_PAUSE)
-        screen.type(tui.compact)
-        screen.wait_for(tui.compacted, timeout=120)
+        screen.submit(tui.compact, lambda: compacted in screen.screen())
         _close(screen, tui)
 
     out = []
@@ -224,6 +246,13 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
     if tui.interrupted is not None:
         out.append(Scenario("interrupt", (Reply(calls=(Call("i1", 60.0),)),), interrupt))
     if tui.compact is not None:
-        replies = (Reply(calls=(Call("c1", 0.5),)), Reply(), Reply(text=SECOND))
+        # The summary is a model request as long as a turn's (Claude Code's offers the tools: it
+        # takes the next reply; others' are side requests, answered at once).
+        replies = (
+            Reply(calls=(Call("c1", 0.5),)),
+            Reply(),
+            Reply(text=SECOND),
+            Reply(text="Summary.", delay=3.0),
+        )
         out.append(Scenario("compaction", replies, compaction))
     return out

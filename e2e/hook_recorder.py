@@ -17,6 +17,16 @@ import time
 
 
 def main() -> int:
+    # In flight until recorded: the driver waits for these before it reads the final state.
+    flight = f"{os.environ['E2E_CALLS']}.inflight.{os.getpid()}"
+    open(flight, "w").close()
+    try:
+        return record()
+    finally:
+        os.unlink(flight)
+
+
+def record() -> int:
     data = sys.stdin.buffer.read()
     real = os.environ["E2E_SCIONTOOL"]
     log_path = os.path.join(os.environ["HOME"], "agent.log")

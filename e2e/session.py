@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,12 @@ REPO = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("E2E_CACHE", REPO / ".e2e-cache"))
 SESSION_TIMEOUT = 300  # seconds one harness process may take
 TAIL = 1.5  # seconds polled after the last exit: hooks the harness left running land
+# The tmux driver waits on what the screen shows and on hook records, never on a fixed sleep; on a
+# loaded machine (load average 20 and more) a TUI takes seconds to draw a key or to take an Enter.
+WAIT = 150.0  # seconds a TUI may take to show what the driver waits for
+TYPED = 30.0  # seconds typed text may take to show in the TUI's input
+RETRY = 15.0  # seconds without effect before an answer's keys the TUI did not take are pressed again
+ENTER_AGAIN = 5.0  # the same for an Enter (harmless on an empty prompt; Gemini CLI drops one after a turn)
 
 
 @dataclass
@@ -98,9 +105,20 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         for tui in self.tuis:
             tui.close(timeout=0 if exc[0] else 30)
+        self.settle()
         time.sleep(TAIL)
         self.ended = time.time()
         self.samples = self.poller.stop()
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Waits for the hook calls still in flight (a harness fires SessionEnd and exits without
+        waiting for it; on a loaded machine the call takes seconds to land). A call the harness
+        killed as it exited (Gemini CLI kills its third SessionEnd) left its mark: not waited for."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and any(
+            map(_alive, self.run.root.glob(self.run.calls.name + ".inflight.*"))
+        ):
+            time.sleep(0.05)
 
     def headless(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
         began = time.time()
@@ -129,6 +147,17 @@ class Session:
         """Excludes from BEGAN to the end of the harness's next hook call: it fired none between."""
         ends = sorted(r["t1"] for r in self.run.records() if r["t0"] >= began)
         self.truth.windows.append((began, ends[0] if ends else time.time(), why))
+
+
+def _alive(mark: Path) -> bool:
+    """Whether the hook recorder that left MARK (named by its pid) still runs."""
+    try:
+        os.kill(int(mark.name.rsplit(".", 1)[1]), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Tmux:
@@ -189,11 +218,42 @@ class Tmux:
         return time.time()
 
     def type(self, text: str) -> float:
+        """Types TEXT, waits until the screen shows it (a loaded TUI drops or delays keys sent
+        before it draws its input), presses Enter; the time of the Enter."""
+        before = self.screen().count(text)
         self._tmux("send-keys", "-t", self.name, "-l", text)
-        time.sleep(0.3)
+        self.until(lambda: self.screen().count(text) > before, TYPED)
         return self.keys("Enter")
 
-    def wait_for(self, text: str, timeout: float = 90.0) -> float:
+    def until(self, done: Callable[[], bool], timeout: float, again: tuple[str, ...] = ()) -> bool:
+        """Polls DONE every 100 ms for TIMEOUT seconds; presses AGAIN (Enter) every ENTER_AGAIN
+        seconds meanwhile (a key a loaded TUI did not take). False when DONE never held."""
+        deadline = time.time() + timeout
+        nudge = time.time() + ENTER_AGAIN
+        while not done():
+            if time.time() > deadline or self.exited():
+                return done()
+            if again and time.time() > nudge:
+                print(f"  driver: {' '.join(again)} again, the TUI did not take it", flush=True)
+                self.keys(*again)
+                nudge = time.time() + ENTER_AGAIN
+            time.sleep(0.1)
+        return True
+
+    def submit(self, text: str, done: Callable[[], bool] | None = None, timeout: float = WAIT) -> float:
+        """Types TEXT and Enter, then presses Enter again until DONE holds (by default: a hook call
+        started after the Enter, the prompt's own); a loaded TUI may take the text and drop its
+        Enter, and Enter on an empty prompt does nothing. The first Enter's time; raises TimeoutError."""
+        typed = self.type(text)
+        if not self.until(done or self.hooked_since(typed), timeout, again=("Enter",)):
+            raise TimeoutError(f"{text!r} was not taken; screen:\n{self.screen()}")
+        return typed
+
+    def hooked_since(self, t: float) -> Callable[[], bool]:
+        """Whether a hook call started at T or later has been recorded: the harness took a step."""
+        return lambda: any(r["t0"] >= t for r in self.session.run.records())
+
+    def wait_for(self, text: str, timeout: float = WAIT) -> float:
         """The time TEXT showed on screen (polled every 100 ms); raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -204,7 +264,7 @@ class Tmux:
             time.sleep(0.1)
         raise TimeoutError(f"{text!r} not on screen; screen:\n{self.screen()}")
 
-    def wait_gone(self, text: str, timeout: float = 90.0) -> float:
+    def wait_gone(self, text: str, timeout: float = WAIT) -> float:
         """The time TEXT left the screen; raises TimeoutError."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -220,10 +280,10 @@ class Tmux:
         return alive.returncode != 0
 
     def quit(self, command: str) -> None:
-        """Types the exit command and waits for the harness to exit; finishing till then."""
+        """Types the exit command and waits for the harness to exit (Enter again while it does not:
+        a loaded TUI drops keys); finishing from then on. Killed by close() if it never exits."""
         typed = self.type(command)
-        if not self.wait_exit(15):
-            self.keys("Enter")  # a loaded TUI may draw its prompt before it takes Enter
+        self.until(self.exited, WAIT, again=("Enter",))
         self.close()
         self.session.truth.finishing.append((typed, self.session.truth.alive[-1][1]))
 

@@ -14,7 +14,9 @@ seconds either side: a hook is a process the harness starts, and it runs before 
 announces (PreToolUse before the tool). Windows where the harness fires no hook at all are
 excluded and listed. `executing` is right LEAD seconds before a tool's start marker and
 `thinking` LEAD seconds before a model request: the harness is preparing the step (it runs its
-pre-step hooks, and waits for them, before it starts the shell or sends the request).
+pre-step hooks, and waits for them, before it starts the shell or sends the request). So is
+`executing` LEAD seconds before the human is asked: the harnesses run a tool's pre-step hook
+(PreToolUse, BeforeTool) before they check its permission and draw the approval.
 In the last EXIT_SLACK seconds before an exit `stopped` is right too (the
 harness has ended its session and is shutting down), and so it is while the harness finishes:
 from its last model request or tool (headless) or from the exit command the driver typed (TUI)
@@ -138,7 +140,10 @@ def read_marks(path: Path, end_by: float) -> list[Span]:
     spans: list[Span] = []
     if path.exists():
         for line in path.read_text().splitlines():
-            kind, ident, stamp = line.split()
+            parts = line.split()
+            if len(parts) != 3:
+                continue  # a line cut short by a signal; the tool's other end marks it
+            kind, ident, stamp = parts
             if kind == "start":
                 starts[ident] = float(stamp)
             elif ident in starts:
@@ -172,7 +177,7 @@ def measure(truth: Truth, samples: list[Sample], start: float, end: float, finis
             finishing and _inside(t, truth.finishing)
         ):
             states.add("stopped")
-        if any(0 <= a - t <= LEAD for a, _ in truth.tools):
+        if any(0 <= a - t <= LEAD for a, _ in truth.tools + truth.human):
             states.add("executing")
         if any(0 <= a - t <= LEAD for a, _ in truth.flights):
             states.add("thinking")

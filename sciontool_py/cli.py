@@ -310,7 +310,7 @@ HarnessArg = Annotated[
     str,
     typer.Argument(
         help="claude, gemini, codex, opencode, core-agent, agentino, copilot, antigravity, grok-build, "
-        "qwen-code or droid.",
+        "qwen-code, droid, auggie, mistral-vibe or hermes.",
         show_default=False,
     ),
 ]

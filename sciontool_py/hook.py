@@ -75,9 +75,10 @@ def apply_event(
         if changed:
             _attempt(failures, agent_info.write, home, info)
         tag, message = agent_log.describe(event)
+        level = agent_log.level_of(event)
         if truth is not None:
-            tag, message = truth.describe(event, tag, message)
-        log.write(tag, message, level=agent_log.level_of(event))
+            tag, message, level = truth.describe(event, tag, message, level)
+        log.write(tag, message, level=level)
         if ignored:
             log.debug(ignored)
         _attempt(failures, save_first_prompt, home, event)

@@ -31,6 +31,9 @@ SESSIONS = (
     ("copilot-1.0.102", "prompt-echo-hi.jsonl", "copilot"),
     ("qwen-code-0.24.4", "headless-echo-hi.jsonl", "qwen-code"),
     ("droid-0.225.2", "exec-echo-hi.jsonl", "droid"),
+    ("mistral-vibe-3.0.2", "prompt-hello.jsonl", "mistral-vibe"),
+    ("hermes-agent-0.19.0", "chat-q-hello.jsonl", "hermes"),
+    ("auggie-0.36.0", "print-hello.jsonl", "auggie"),
 )
 
 

@@ -57,7 +57,7 @@ def test_help_on_subcommands(capsys: Captured, args: list[str]) -> None:
         (["emit", "--nope"], "sciontool emit: No such option: --nope (see 'sciontool emit --help')\n"),
         (
             ["dialect", "show", "nope"],
-            "sciontool dialect show: unknown dialect 'nope'; available: agentino, antigravity, claude, codex, copilot, core-agent, droid, gemini, grok-build, lhh, muse-code, opencode, qwen-code\n",
+            "sciontool dialect show: unknown dialect 'nope'; available: agentino, antigravity, auggie, claude, codex, copilot, core-agent, droid, gemini, grok-build, hermes, lhh, mistral-vibe, muse-code, opencode, qwen-code\n",
         ),
     ],
 )

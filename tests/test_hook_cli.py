@@ -151,7 +151,7 @@ def test_empty_stdin_is_a_no_op(agent: Agent) -> None:
         (
             b'{"hook_event_name": "x"}',
             ["--dialect=nope"],
-            "unknown dialect 'nope'; available: agentino, antigravity, claude",
+            "unknown dialect 'nope'; available: agentino, antigravity, auggie, claude",
         ),
         (b'{"hook_event_name": "x"}', ["--dialect=../etc"], "invalid dialect name '../etc'"),
         (b'{"hook_event_name": "x"}', ["--bogus"], "unknown option --bogus"),

@@ -21,7 +21,8 @@ from conftest import FIXTURES, REPO, Agent
 # agent-info.json after each envelope of a session: activity, toolName when executing, and
 # "stopped" for the phase session-end sets (which removes the activity).
 WORKING, THINKING, STOPPED = "working", "thinking", "stopped"
-CLAUDE = [WORKING, THINKING, "executing {tool}", WORKING, WORKING, WORKING, WORKING, STOPPED]
+# PostToolBatch: the model is called next (the dialect's model_call_events); MessageDisplay is unmapped.
+CLAUDE = [WORKING, THINKING, "executing {tool}", WORKING, THINKING, THINKING, WORKING, STOPPED]
 EXPECTED: dict[str, list[str]] = {
     "bash.jsonl": [s.format(tool="Bash") for s in CLAUDE],
     "write.jsonl": [s.format(tool="Write") for s in CLAUDE],
@@ -79,6 +80,31 @@ EXPECTED: dict[str, list[str]] = {
     "exec-echo-hi.jsonl": [  # Droid
         WORKING,  # SessionStart
         "executing Execute",  # PreToolUse
+        WORKING,  # PostToolUse
+        WORKING,  # Stop
+        STOPPED,  # SessionEnd
+    ],
+    "prompt-hello.jsonl": [  # Mistral Vibe: no session or prompt events
+        "executing file_system.bash",  # pre_tool
+        WORKING,  # post_tool
+        WORKING,  # post_agent (and nothing at the end of `vibe -p`)
+    ],
+    "chat-q-hello.jsonl": [  # Hermes Agent
+        WORKING,  # on_session_start
+        THINKING,  # pre_llm_call
+        THINKING,  # pre_api_request
+        WORKING,  # post_api_request
+        "executing terminal",  # pre_tool_call
+        WORKING,  # post_tool_call
+        THINKING,  # pre_api_request
+        WORKING,  # post_api_request
+        WORKING,  # on_session_end: the turn's end
+        STOPPED,  # on_session_finalize
+    ],
+    "print-hello.jsonl": [  # Auggie
+        WORKING,  # SessionStart
+        THINKING,  # PromptSubmit
+        "executing launch-process",  # PreToolUse
         WORKING,  # PostToolUse
         WORKING,  # Stop
         STOPPED,  # SessionEnd
@@ -325,3 +351,19 @@ def test_gemini_after_a_tool_permission_the_answered_tool_means_working_again(ag
         (captured("headless-tool-call.jsonl", "AfterAgent"), WORKING),
     ]
     assert walk(agent, ["--dialect=gemini"], steps) == [want for _, want in steps]
+
+
+def test_a_continued_hermes_session_runs_again_without_a_session_start(agent: Agent) -> None:
+    """`hermes chat --continue` fires no on_session_start: the second run's pre_llm_call
+    (resume_events) takes the session up again after the first run's on_session_finalize."""
+    captured = lines("hermes-agent-0.19.0", "chat-q-hello.jsonl")
+    for line in captured:
+        hook(agent, "hermes", line, None)
+    assert state(agent) == STOPPED
+    seen = []
+    for line in captured[1:]:  # the continued run, as `make e2e` resume saw it
+        assert hook(agent, "hermes", line, None).returncode == 0
+        seen.append((agent.info.get("phase"), state(agent)))
+    assert seen[0] == ("running", THINKING)  # pre_llm_call
+    assert all(phase == "running" for phase, _ in seen[:-1])
+    assert seen[-1] == ("stopped", STOPPED)  # on_session_finalize

@@ -53,12 +53,22 @@ _OPTION_TEXT = {
     "interrupt_events": "Raw events (mapped ones) that end a turn the user interrupted (logged as such).",
     "no_reply_texts": "agent-end assistant texts that stand for no answer: a failed turn, no reply for "
     "the hub.",
+    "model_call_events": "Raw events (mapped ones) after which the harness calls the model without a hook "
+    "of its own: the agent reads thinking once no tool call is open.",
+    "error_events": "Raw events (mapped ones) that report an error, not a question: the status is left "
+    "as it was and the log line is an error.",
+    "stamp_field": "Envelope path of the harness's event time (a number): a session-start stamped before "
+    "an event of its session already applied (the harness fired them together) keeps the activity.",
+    "resume_events": "Raw events (mapped ones) that take a session up again after its session-end, "
+    "when the harness fires no session-start for it: the phase reads running again.",
 }
 
 
 def _option(key: str, kind: type) -> dict[str, object]:
     if kind is bool:
         return {"type": "boolean", "description": _OPTION_TEXT[key]}
+    if kind is str:
+        return {"type": "string", "minLength": 1, "description": _OPTION_TEXT[key]}
     items = {"type": "string", "minLength": 1}
     return {"type": "array", "items": items, "description": _OPTION_TEXT[key]}
 

@@ -57,9 +57,26 @@ OPTION_KINDS = {
     "interrupt_events": list,
     # agent-end assistant texts that stand for no answer: a failed turn, no reply for the hub.
     "no_reply_texts": list,
+    # Raw events (mapped ones) after which the harness calls the model, with no hook of its own.
+    "model_call_events": list,
+    # Raw events (mapped ones) that report an error, not a question: status unchanged, logged as one.
+    "error_events": list,
+    # Envelope path of the harness's event time: a session-start older than an applied event
+    # of its session (the two fired together) keeps the activity.
+    "stamp_field": str,
+    # Raw events (mapped ones) that take a session up again after its end: the phase reads running.
+    "resume_events": list,
 }
 # Options that name raw events, each of which must be in 'mappings'.
-_EVENT_OPTIONS = ("resumes_after_wait", "batch_end_events", "own_session_events", "interrupt_events")
+_EVENT_OPTIONS = (
+    "resumes_after_wait",
+    "batch_end_events",
+    "own_session_events",
+    "interrupt_events",
+    "model_call_events",
+    "error_events",
+    "resume_events",
+)
 
 
 class Problem:
@@ -376,13 +393,18 @@ class _Checker:
         for key, _, value_node in self.pairs(node, "'options'", tuple(OPTION_KINDS)):
             value = self.value(value_node)
             kind = OPTION_KINDS[key]
-            if not isinstance(value, kind) or (
-                kind is list and not all(isinstance(v, str) and v for v in value)  # type: ignore[attr-defined]
+            if (
+                not isinstance(value, kind)
+                or (kind is list and not all(isinstance(v, str) and v for v in value))  # type: ignore[attr-defined]
+                or (kind is str and not value)
             ):
-                wanted = "true or false" if kind is bool else "a list of strings"
+                wanted = {bool: "true or false", str: "a non-empty string"}.get(kind, "a list of strings")
                 self.problem(value_node, f"options.{key}: must be {wanted}")
                 continue
             if key in _EVENT_OPTIONS and not self.raw_events(key, value_node, value, mappings):  # type: ignore[arg-type]
+                continue
+            if key == "stamp_field" and path_segments(value) is None:  # type: ignore[arg-type]
+                self.problem(value_node, f"options.{key}: {value!r} is not a path (.a.b.c)")
                 continue
             if key == "call_id_fields" and not self.paths(key, value_node, value):  # type: ignore[arg-type]
                 continue

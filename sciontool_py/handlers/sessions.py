@@ -3,11 +3,12 @@
 Harnesses fire hooks concurrently and out of order, so one event alone cannot
 tell whether a tool still runs or a session already ended. This small file
 holds, for the dialects that ask for it (docs/dialects.md, "Status true to the
-agent"): the agent's own session id, the tool calls each session has open, and
-the sessions that ended. It is read and written under the state lock, through
-the same hardened file layer as agent-info.json, and bounded: at most
-MAX_SESSIONS sessions with open calls, MAX_OPEN calls each, MAX_ENDED ended
-sessions, MAX_KEY characters per id or name. Anything that is not what this
+agent"): the agent's own session id, the tool calls each session has open, the
+sessions that ended, and the newest event time each session's harness
+stamped. It is read and written under the state lock, through the same
+hardened file layer as agent-info.json, and bounded: at most MAX_SESSIONS
+sessions with open calls (and as many stamped), MAX_OPEN calls each, MAX_ENDED
+ended sessions, MAX_KEY characters per id or name. Anything that is not what this
 module writes (damaged, planted, too large, a symlink) reads as empty: the
 worst it can cost is the status of the calls in flight, never the hook.
 """
@@ -39,13 +40,23 @@ class Call:
 
 
 class SessionState:
-    __slots__ = ("session", "open", "ended", "dirty")
+    __slots__ = ("session", "open", "ended", "stamps", "dirty")
 
     def __init__(self) -> None:
         self.session = ""  # the session the latest session-start named: this agent's
         self.open: dict[str, list[Call]] = {}  # session id -> open calls, oldest first
         self.ended: list[str] = []  # oldest first
+        self.stamps: dict[str, float] = {}  # session id -> the harness's newest event time seen
         self.dirty = False
+
+    def stamp(self, session: str, value: float) -> float:
+        """Keep VALUE if it is the session's newest; returns the newest before it (0: none)."""
+        before = self.stamps.pop(session, 0.0)  # re-inserted last: the most recently used session
+        self.stamps[session] = max(before, value)
+        while len(self.stamps) > MAX_SESSIONS:
+            del self.stamps[next(iter(self.stamps))]
+        self.dirty = self.dirty or value > before
+        return before
 
     def calls(self, session: str) -> list[Call]:
         return self.open.get(session, [])
@@ -88,6 +99,10 @@ class SessionState:
 
     def start_session(self, session: str) -> None:
         self.end_calls(session)
+        self.rejoin(session)
+
+    def rejoin(self, session: str) -> None:
+        """The session is live again and this agent's; its open calls are kept."""
         if session in self.ended:
             self.ended = [s for s in self.ended if s != session]
             self.dirty = True
@@ -101,6 +116,7 @@ class SessionState:
                 "session": self.session,
                 "open": {s: [[c.key, c.tool, c.waits] for c in calls] for s, calls in self.open.items()},
                 "ended": self.ended,
+                **({"stamps": self.stamps} if self.stamps else {}),
             }
         )
 
@@ -126,6 +142,13 @@ def _parse(data: bytes) -> SessionState:
     if not isinstance(ended, list) or not isinstance(opened, dict) or len(opened) > MAX_SESSIONS:
         raise ValueError
     state.ended = [_text(s) for s in ended[-MAX_ENDED:]]
+    stamps = value.get("stamps", {})
+    if not isinstance(stamps, dict) or len(stamps) > MAX_SESSIONS:
+        raise ValueError
+    for session, stamp in stamps.items():
+        if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+            raise ValueError
+        state.stamps[_text(session)] = float(stamp)
     for session, calls in opened.items():
         if not isinstance(calls, list) or not calls:
             raise ValueError

@@ -10,6 +10,7 @@ them goes through Scion's rules only, exactly as before.
 
 from __future__ import annotations
 
+from sciontool_py.console import cut
 from sciontool_py.handlers import agent_info, sessions
 from sciontool_py.vocabulary import PHASE_FOR_EVENT
 
@@ -18,7 +19,21 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 # What each option turns on (the option names are the dialect's).
-_STATE_OPTIONS = ("call_id_fields", "batch_end_events", "ended_sessions_stay_ended", "own_session_events")
+_STATE_OPTIONS = (
+    "call_id_fields",
+    "batch_end_events",
+    "ended_sessions_stay_ended",
+    "own_session_events",
+    "stamp_field",
+)
+_STATELESS_OPTIONS = (
+    "keep_state_sources",
+    "interrupt_events",
+    "no_reply_texts",
+    "model_call_events",
+    "error_events",
+    "resume_events",
+)
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
@@ -33,6 +48,10 @@ class Truth:
         "own_session",
         "interrupts",
         "no_reply",
+        "model_calls",
+        "errors",
+        "stamp",
+        "resumes",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -44,18 +63,25 @@ class Truth:
         self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
         self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
         self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
+        self.model_calls: list[str] = options.get("model_call_events") or []  # type: ignore[assignment]
+        self.errors: list[str] = options.get("error_events") or []  # type: ignore[assignment]
+        stamp = options.get("stamp_field")
+        self.stamp = stamp.lstrip(".").split(".") if isinstance(stamp, str) and stamp else None
+        self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, "keep_state_sources", "interrupt_events", "no_reply_texts"):
+        for key in (*_STATE_OPTIONS, *_STATELESS_OPTIONS):
             if key in options:
                 return Truth(options)
         return None
 
     @property
     def keeps_state(self) -> bool:
-        return self.call_ids is not None or bool(self.batch_ends or self.stay_ended or self.own_session)
+        return self.call_ids is not None or bool(
+            self.batch_ends or self.stay_ended or self.own_session or self.stamp
+        )
 
     def prepare(self, event: CanonicalEvent) -> None:
         """Before any handler: an agent-end whose text is the harness's placeholder for no answer
@@ -65,10 +91,14 @@ class Truth:
             event.data.pop("assistant_content", None)
             event.data.setdefault("error", f"no response ({text})")
 
-    def describe(self, event: CanonicalEvent, tag: str, message: str) -> tuple[str, str]:
+    def describe(self, event: CanonicalEvent, tag: str, message: str, level: str) -> tuple[str, str, str]:
+        """The log line's (tag, message, level) by these rules."""
         if event.raw_name in self.interrupts:
-            return tag, "Agent turn interrupted by the user"
-        return tag, message
+            return tag, "Agent turn interrupted by the user", level
+        if event.raw_name in self.errors:  # an error report, not a question: nothing waits
+            error = event.text("error") or event.text("message")
+            return "error", f"Error: {cut(error)}" if error else "Error reported", "ERROR"
+        return tag, message, level
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
         """Why the event must not change the status ('' when it may)."""
@@ -93,9 +123,18 @@ class Truth:
         """Update info (and state) for the event; False when info does not change."""
         name = event.name
         session = sessions.key_text(event.text("session_id"))
+        if event.raw_name in self.errors:
+            return False  # the harness goes on (a retry, the next step) or ends the session itself
+        late = self._late(state, session, event)
         if name == "session-start":
             if event.text("source") in self.keep_sources:
                 return False  # compaction: the agent does what it did before, calls and all
+            if late:  # fired with the prompt, run after it: the session is live, its work stays
+                state.rejoin(session)
+                if not self.stay_ended or info.get("phase") == "running":
+                    return False
+                info["phase"] = "running"
+                return True
             state.start_session(session)
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
             if self.stay_ended:  # a resumed session runs again
@@ -108,12 +147,20 @@ class Truth:
             else:
                 state.end_calls(session)
             return agent_info.apply_event(info, event, input_tools, resumes_after_wait)
+        revived = event.raw_name in self.resumes and info.get("phase") == "stopped"
+        if revived:  # a session taken up again without a session-start (Hermes's --continue)
+            info["phase"] = "running"
         if self.call_ids is not None:
             self._track(state, event, session, input_tools)
         if event.raw_name in self.batch_ends or name in _TURN_ENDS:
             state.end_calls(session)
         changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
-        return self._settle(info, state) or changed
+        changed = self._settle(info, state) or changed or revived
+        if event.raw_name in self.model_calls and info.get("activity") == "working":
+            # The harness calls the model next and says nothing while it does (no calls open).
+            agent_info.set_activity(info, "thinking")
+            changed = True
+        return changed
 
     def _track(
         self, state: sessions.SessionState, event: CanonicalEvent, session: str, input_tools: list[str]
@@ -128,6 +175,18 @@ class Truth:
             state.end_call(session, self._call_key(event))
         elif name == "notification":
             _mark_waiting(state, session, event)
+
+    def _late(self, state: sessions.SessionState, session: str, event: CanonicalEvent) -> bool:
+        """Whether the harness stamped the event (stamp_field) before one of its session already
+        applied; the newest stamp is kept."""
+        if self.stamp is None:
+            return False
+        value: object = event.raw
+        for key in self.stamp:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value:
+            return False
+        return value < state.stamp(session, float(value))
 
     def _call_key(self, event: CanonicalEvent) -> str:
         """The harness's call id; without one, the tool's name and input (the same on its start

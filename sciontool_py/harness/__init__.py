@@ -13,6 +13,7 @@ from sciontool_py.harness.base import Harness
 def harnesses() -> dict[str, Harness]:
     from sciontool_py.harness.agentino import Agentino
     from sciontool_py.harness.antigravity import Antigravity
+    from sciontool_py.harness.auggie import Auggie
     from sciontool_py.harness.claude import Claude
     from sciontool_py.harness.codex import Codex
     from sciontool_py.harness.copilot import Copilot
@@ -20,6 +21,8 @@ def harnesses() -> dict[str, Harness]:
     from sciontool_py.harness.droid import Droid
     from sciontool_py.harness.gemini import Gemini
     from sciontool_py.harness.grok_build import GrokBuild
+    from sciontool_py.harness.hermes import Hermes
+    from sciontool_py.harness.mistral_vibe import MistralVibe
     from sciontool_py.harness.opencode import Opencode
     from sciontool_py.harness.qwen_code import QwenCode
 
@@ -35,6 +38,9 @@ def harnesses() -> dict[str, Harness]:
         GrokBuild(),
         QwenCode(),
         Droid(),
+        Auggie(),
+        MistralVibe(),
+        Hermes(),
     )
     return {h.name: h for h in every}
 

@@ -14,6 +14,7 @@ from sciontool_py.errors import DialectError
 SHIPPED = [
     "agentino",
     "antigravity",
+    "auggie",
     "claude",
     "codex",
     "copilot",
@@ -21,7 +22,9 @@ SHIPPED = [
     "droid",
     "gemini",
     "grok-build",
+    "hermes",
     "lhh",
+    "mistral-vibe",
     "muse-code",
     "opencode",
     "qwen-code",

@@ -121,6 +121,24 @@ def test_resumes_after_wait_names_mapped_events_that_set_an_activity() -> None:
     assert found == [] and spec is not None and spec.options == {"resumes_after_wait": ["A"]}
 
 
+def test_model_call_events_name_mapped_events() -> None:
+    found = problems(
+        """\
+        dialect: mine
+        event_name_field: hook_event_name
+        mappings:
+          PostToolBatch:
+            event: tool-end
+        options:
+          model_call_events: [PostToolBatch, PostToolBach]
+        """
+    )
+    assert found == [
+        "d.yaml:7:38: options.model_call_events: 'PostToolBach' is not a raw event in 'mappings'"
+        " (did you mean 'PostToolBatch'?)",
+    ]
+
+
 def test_yaml_is_read_as_yaml_1_2_like_scions_yaml_v3() -> None:
     text = HEAD + textwrap.dedent(
         """\

@@ -107,6 +107,11 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
     ({"hook_event_name": "PreToolUse", "tool_name": "Read"}, [
         status(activity="executing", toolName="Read", status="executing", message="Executing: Read")
     ]),
+    # The batch ended (it closes the Read call too) and Claude Code calls the model next: the
+    # dialect's model_call_events say thinking, where Scion says Ready after any step end.
+    ({"hook_event_name": "PostToolBatch"}, [
+        status(activity="thinking", status="thinking", message="Processing")
+    ]),
     ({"hook_event_name": "Stop", "last_assistant_message": BLOCKS}, [
         ("outbound-message", {
             "msg": "The build is fixed.",
@@ -115,10 +120,6 @@ CLAUDE_SESSION: list[tuple[Envelope, list[tuple[str, object]]]] = [
             "metadata": {"has_thinking": "true", "source": "hook"},
         }),
         status(activity="working", status="working", message="Ready"),
-    ]),
-    # The batch ended (the dialect maps it as a step end): Ready, as Scion says after any step.
-    ({"hook_event_name": "PostToolBatch"}, [
-        status(activity="working", status="working", message="Ready")
     ]),
     ({"hook_event_name": "SessionEnd", "reason": "exit"}, [
         status(phase="stopped", status="stopped", message="Session ended")
@@ -219,6 +220,22 @@ def test_events_after_the_session_ended_and_another_threads_notify_tell_the_hub_
     late: Envelope = {"type": "agent-turn-complete", "thread-id": "s", "last-assistant-message": "Done."}
     # (telemetry's session metrics, sent once the session ended, may arrive meanwhile)
     assert [kind for kind, _ in send(agent, hub, late, "codex") if kind != "metrics"] == []
+
+
+def test_copilots_error_report_tells_the_hub_the_agent_still_works(agent: Agent, hub: Recorder) -> None:
+    # errorOccurred (a model call Copilot CLI retries) is a notification in Scion's table: the hub
+    # heard "waiting_for_input" with nobody asked anything. The agent goes on working.
+    send(agent, hub, {"hook_event_name": "sessionStart", "sessionId": "s", "source": "new"}, "copilot")
+    error: Envelope = {
+        "hook_event_name": "errorOccurred",
+        "sessionId": "s",
+        "errorContext": "model_call",
+        "recoverable": True,
+        "error": {"message": "fake internal error", "name": "Error"},
+    }
+    assert send(agent, hub, error, "copilot") == [
+        status(activity="working", status="working", message="Ready")
+    ]
 
 
 def test_geminis_failed_turn_sends_no_reply(agent: Agent, hub: Recorder) -> None:

@@ -122,12 +122,62 @@ def test_gemini_parallel_calls_without_ids_are_told_apart_by_name_and_input(home
     ]
 
 
+def test_droid_calls_fired_at_once_and_run_in_turn_execute_until_the_last_ends(home: Path) -> None:
+    # droid-parallel (`droid exec`, Droid 0.225.2): three Execute calls, every PreToolUse fired at
+    # once, the tools run one after another (2 s, 0.5 s, 1 s). No call id: name and input.
+    assert replay(home, "droid", recorded("droid-parallel")) == [
+        "working running",
+        "executing/Execute running",
+        "executing/Execute running",
+        "executing/Execute running",
+        "executing/Execute running",  # p1 ended; p2 runs
+        "executing/Execute running",  # p2 ended; p3 runs for 1 s more
+        "working running",
+        "working running",
+        "- stopped",
+    ]
+
+
+def test_copilot_a_session_start_landing_after_its_prompt_does_not_undo_it(home: Path) -> None:
+    # copilot-race (Copilot CLI 1.0.102, `copilot -p`, a 5 s model): sessionStart and
+    # userPromptSubmitted fire together and the prompt's hook ran first. Without the harness's
+    # timestamps sessionStart read `working` for the whole first model request (4 s in the e2e).
+    envelopes = recorded("copilot-race")
+    assert envelopes[0]["timestamp"] > envelopes[1]["timestamp"]  # the prompt, stamped later
+    assert replay(home, "copilot", envelopes) == [
+        "thinking",
+        "thinking running",  # sessionStart, stamped before the prompt: running, still thinking
+        "executing/bash running",
+        "working running",
+        "working running",
+        "- stopped",
+    ]
+    assert "[INFO] [starting] Session started (source: new)" in log(home)  # still logged
+
+
+def test_copilot_a_resumed_session_whose_prompt_landed_first_runs_again(home: Path) -> None:
+    # `copilot --continue` after the session ended, the two hooks in the race's order: the prompt
+    # of the ended session changes nothing, so the resume's sessionStart is not late: running.
+    envelopes = recorded("copilot-race")
+    prompt, start = envelopes[0], envelopes[1]
+    resumed_prompt = {**prompt, "timestamp": int(str(prompt["timestamp"])) + 60000}
+    resumed = {**start, "source": "resume", "timestamp": int(str(start["timestamp"])) + 60000}
+    states = replay(home, "copilot", [*envelopes, resumed_prompt, resumed])
+    assert states[-3:] == ["- stopped", "- stopped", "working running"]
+
+
+def test_copilot_session_start_in_its_own_order_starts_the_session(home: Path) -> None:
+    start, prompt = recorded("copilot-race")[1], recorded("copilot-race")[0]
+    assert replay(home, "copilot", [start, prompt]) == ["working running", "thinking running"]
+
+
 # --- 2. a batch end closes its tools --------------------------------------------------------------
 
 
 def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> None:
     # claude-fail2: `echo x; exit 3` got neither PostToolUse nor PostToolUseFailure; the timeline
-    # shows PostToolBatch (not wired in that recording; built here in its real shape) 0.24 s later.
+    # shows PostToolBatch (not wired in that recording; built here in the shape claude-e2e-slow-model
+    # recorded) 0.24 s later.
     envelopes = recorded("claude-fail2")
     call = envelopes[6]
     batch = {
@@ -140,7 +190,7 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
     states = replay(home, "claude", [*envelopes[:7], batch, *envelopes[7:]])
     assert states[6:10] == [
         "executing/Bash running",
-        "working running",  # the batch ended: the model is called next
+        "thinking running",  # the batch ended: the model is called next
         "executing/Bash running",
         "working running",
     ]
@@ -153,20 +203,44 @@ def test_claude_a_call_without_post_tool_use_ends_with_its_batch(home: Path) -> 
     )
 
 
+def test_claude_a_batch_end_reads_thinking_while_the_model_is_called(home: Path) -> None:
+    # claude-e2e-slow-model (make e2e, live): after the tool, PostToolBatch 0.1 s before a model
+    # request of 5 s that no hook announces; Stop at its end (model_call_events).
+    assert replay(home, "claude", recorded("claude-e2e-slow-model")) == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",  # PostToolUse: the batch is not over yet
+        "thinking running",  # PostToolBatch: the model is being called
+        "working running",
+        "- stopped",
+    ]
+
+
 # --- 3. an ended session stays ended --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("order", ["SessionEnd first", "StopFailure first"])
+@pytest.mark.parametrize("order", ["as recorded", "SessionEnd first"])
 def test_claude_stop_failure_and_session_end_together_end_stopped(home: Path, order: str) -> None:
-    # An API error in `claude -p`: StopFailure (no Stop) and SessionEnd fire together.
-    envelopes = recorded("claude-multi")[:10]
-    stop, end = envelopes[8], envelopes[9]
-    failure = {**stop, "hook_event_name": "StopFailure", "error": "API Error: 529 Overloaded"}
-    del failure["stop_hook_active"]
-    pair = [end, failure] if order == "SessionEnd first" else [failure, end]
-    states = replay(home, "claude", [*envelopes[:8], *pair])
-    assert states[-1] == "- stopped"
-    assert "[ERROR] [working] Agent turn failed: API Error: 529 Overloaded" in log(home)
+    # claude-e2e-api-error (make e2e, live): `claude -p`, one tool, then the API answers 500;
+    # StopFailure (no Stop) and SessionEnd fire together, 30 ms apart; in other runs SessionEnd
+    # lands first.
+    envelopes = recorded("claude-e2e-api-error")
+    failure, end = envelopes[5], envelopes[6]
+    assert (failure["hook_event_name"], end["hook_event_name"]) == ("StopFailure", "SessionEnd")
+    pair = [failure, end] if order == "as recorded" else [end, failure]
+    states = replay(home, "claude", [*envelopes[:5], *pair])
+    assert states[:5] == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",
+        "thinking running",  # PostToolBatch: the request that fails is being sent
+    ]
+    assert states[5:] == (
+        ["working running", "- stopped"] if order == "as recorded" else ["- stopped", "- stopped"]
+    )
+    assert "[ERROR] [working] Agent turn failed: server_error" in log(home)
 
 
 # --- 5. compaction keeps the state it found ------------------------------------------------------
@@ -185,6 +259,28 @@ def test_claude_compact_at_the_idle_prompt_keeps_waiting_for_input(home: Path) -
     states = replay(home, "claude", [*envelopes[:11], compact])
     assert states[-2:] == ["waiting_for_input running", "waiting_for_input running"]
     assert log(home)[-1] == "[INFO] [starting] Session started (source: compact)"
+
+
+def test_claude_compact_typed_at_the_prompt_thinks_for_the_summary_then_is_as_it_was(home: Path) -> None:
+    # claude-e2e-compact (make e2e, live): two turns, then /compact at the prompt. PreCompact, the
+    # summary request (3 s, asked of a subagent: SubagentStop), SessionStart source compact,
+    # PostCompact, then /exit.
+    assert replay(home, "claude", recorded("claude-e2e-compact")) == [
+        "working running",
+        "thinking running",
+        "executing/Bash running",
+        "working running",
+        "thinking running",
+        "working running",  # Stop: back at the prompt
+        "thinking running",
+        "working running",
+        "thinking running",  # PreCompact: the summary is being asked for
+        "thinking running",  # SubagentStop of the summary
+        "thinking running",  # SessionStart compact: as it was, not a new session's start
+        "working running",  # PostCompact: back at the prompt
+        "- stopped",
+    ]
+    assert "[INFO] [starting] Session started (source: compact)" in log(home)
 
 
 # --- 6. only this session's events ---------------------------------------------------------------
@@ -230,6 +326,42 @@ def test_claude_an_approval_reads_waiting_then_the_approved_tool_ends_it(home: P
         "executing/Bash running",
         "executing/Bash running",  # p2 ended, p1 (sleep 2) still runs
         "working running",
+    ]
+
+
+def test_gemini_ask_user_waits_for_the_answer(home: Path) -> None:
+    # gemini-e2e-question (make e2e, live, the TUI): the model calls ask_user; BeforeTool, then
+    # Notification "Tool requires confirmation" while the question is on screen, AfterTool once
+    # the user picked an option (input_tools: [ask_user]).
+    assert replay(home, "gemini", recorded("gemini-e2e-question")) == [
+        "working running",
+        "thinking running",
+        "thinking running",
+        "working running",
+        "waiting_for_input running",  # BeforeTool ask_user: the question is on screen
+        "waiting_for_input running",
+        "working running",  # AfterTool: answered
+        "thinking running",
+        "working running",
+        "working running",
+        "- stopped",
+        "- stopped",
+    ]
+
+
+def test_qwen_an_approval_waits_until_the_approved_tool_starts(home: Path) -> None:
+    # qwen-approval (Qwen Code 0.24.4 TUI, --approval-mode default): PermissionRequest before the
+    # prompt is on screen, then, once the user approved, PreToolUse: unlike Claude Code, nothing
+    # of the approved tool's run is silent.
+    assert replay(home, "qwen-code", recorded("qwen-approval")) == [
+        "working running",
+        "thinking running",
+        "waiting_for_input running",
+        "executing/run_shell_command running",
+        "working running",
+        "thinking running",  # UserPromptSubmit again, empty: the tool's result goes to the model
+        "working running",
+        "- stopped",
     ]
 
 
@@ -344,6 +476,18 @@ def test_gemini_a_failed_tool_and_a_failed_turn_are_errors(home: Path) -> None:
     assert log(home)[-1] == "[ERROR] [working] Agent turn failed: no response ([no response text])"
 
 
+def test_copilot_error_occurred_is_an_error_while_copilot_retries_not_a_question(home: Path) -> None:
+    # copilot-apierror (Copilot CLI 1.0.102, `copilot -p`): one tool, then every model request
+    # fails with HTTP 500. Copilot retries five times (errorOccurred, errorContext model_call,
+    # recoverable), then ends the session (reason error). Scion maps errorOccurred to a
+    # notification: 21 s of waiting_for_input in the e2e, with nobody asked anything.
+    states = replay(home, "copilot", recorded("copilot-apierror"))
+    assert states[4:10] == ["working running"] * 6
+    assert states[-1] == "- stopped"
+    errors = [line for line in log(home) if line.startswith("[ERROR]")]
+    assert errors == ['[ERROR] [error] Error: {"type":"api_error","message":"fake internal error"}'] * 6
+
+
 # --- the state file ------------------------------------------------------------------------------
 
 
@@ -375,6 +519,8 @@ PLANTED = [
     b'{"open": {"s": "x"}, "ended": 5}',
     b"[" * 60000,
     b'{"session": "' + b"x" * 70000 + b'"}',
+    b'{"session": "s", "open": {}, "ended": [], "stamps": {"s": "late"}}',
+    b'{"session": "s", "open": {}, "ended": [], "stamps": [1]}',
 ]
 
 

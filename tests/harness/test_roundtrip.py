@@ -61,6 +61,35 @@ DROID = """\
   "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}
 }
 """
+AUGGIE = """\
+{
+  "model": "claude-sonnet-4-5",
+  "hooks": {
+    "PreToolUse": [{"matcher": "launch-process", "hooks": [{"type": "command", "command": "/etc/augment/guard.sh", "timeout": 5000}]}]
+  }
+}
+"""
+VIBE = """\
+# my hooks
+[[hooks]]
+name = "lint"
+type = "post_agent"
+command = "ruff check ."  # quiet
+"""
+HERMES = """\
+model:
+  default: anthropic/claude-sonnet-4
+  provider: openrouter
+# my checks
+hooks:
+    pre_verify:
+      - command: ~/bin/run-tests.sh
+        timeout: 120
+    pre_tool_call:
+    - matcher: terminal  # my guard
+      command: ~/bin/guard.py
+hooks_auto_accept: false
+"""
 
 
 @dataclass
@@ -70,6 +99,8 @@ class Harness:
     settings: str  # relative to the project or the home
     realistic: str
     empty_event: str  # an event install routes, for the user's own empty list
+    # The starts for a file that is not JSON (TOML, YAML): name -> text (None: no file).
+    own_starts: dict[str, str | None] | None = None
 
 
 HARNESSES = [
@@ -82,10 +113,43 @@ HARNESSES = [
     Harness("grok-build", "--user", ".grok/hooks/sciontool.json", GROK, "Stop"),
     Harness("qwen-code", "--project", ".qwen/settings.json", QWEN_JSONC, "Stop"),
     Harness("droid", "--project", ".factory/settings.json", DROID, "Stop"),
+    Harness("auggie", "--project", ".augment/settings.json", AUGGIE, "Stop"),
+    Harness(
+        "mistral-vibe",
+        "--project",
+        ".vibe/hooks.toml",
+        VIBE,
+        "",
+        {
+            "absent": None,
+            "empty file": "",
+            "a comment, no line end": "# nothing yet",
+            "a setting, no line end": 'other = "x"',
+            "realistic": VIBE,
+        },
+    ),
+    Harness(
+        "hermes",
+        "--user",
+        ".hermes/config.yaml",
+        HERMES,
+        "",
+        {
+            "absent": None,
+            "empty file": "",
+            "empty hooks": "model: x\nhooks: {}\nterminal:\n  backend: local\n",
+            "hooks without a value, last line": "model: x\nhooks:",
+            "the user's own empty list": "hooks:\n  post_llm_call: []\n",
+            "no line end": "model: x",
+            "realistic": HERMES,
+        },
+    ),
 ]
 
 
 def starts(h: Harness) -> dict[str, str | None]:
+    if h.own_starts is not None:
+        return h.own_starts
     root = "sciontool" if h.name == "antigravity" else "hooks"
     return {
         "absent": None,
@@ -117,7 +181,15 @@ def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
         k: v
         for k, v in os.environ.items()
         if k
-        not in ("SCION_DIALECTS_PATH", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+        not in (
+            "SCION_DIALECTS_PATH",
+            "CODEX_HOME",
+            "VIBE_HOME",
+            "HERMES_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        )
     }
     env.pop("SCIONTOOL_CACHE_DIR", None)  # the cache goes under HOME: --dry-run must not write it
     env["HOME"] = str(tmp / "home")
