@@ -29,6 +29,10 @@ class GoCodec:
         when Go would refuse it."""
         return gojson.loads(gojson.decode_utf8(data), go_depth=True)
 
+    def lost_minus_zero(self, line: bytes) -> object:
+        """Truthy when loads may have read a -0 in line as 0 (never: gojson reads as Go)."""
+        return False
+
     def marshal(self, value: object) -> str:
         """Go's json.Marshal of a decoded value: map keys sorted, HTML and U+2028/9 escaped."""
         return gojson.dumps(value)
@@ -42,6 +46,15 @@ class GoCodec:
         not a string: the text of marshal(value), which fields() writes as a JSON string. Here
         the str itself; OrjsonCodec hands fields() that string already encoded."""
         return gojson.dumps(value)
+
+    def string_json(self, text: str) -> bytes:
+        """Go's JSON of a string (a field of event data)."""
+        return gojson.dumps(text).encode()
+
+    def payload_string_body(self, value: object) -> bytes:
+        """The JSON string that holds marshal(value), without its quotes: how event data
+        writes a payload field whose value is not a string."""
+        return gojson.dumps(gojson.dumps(value))[1:-1].encode()
 
     def fields(self, data: dict[str, object]) -> bytes:
         """A JSON object of strings, integers and booleans in data's own order (a Go struct),
@@ -62,47 +75,50 @@ def _scalar(value: object) -> str:
     return gojson.dumps(value)
 
 
-def _go_numbers(value: object, fragment: Callable[[str], object]) -> object:
+def _go_numbers(
+    value: object,
+    fragment: Callable[[Any], object],
+    number: Callable[[float], str | bytes] = gojson.format_float,
+) -> object:
     """value itself when orjson writes it as Go does, else a copy in which each number it
-    would write differently is a fragment of Go's bytes: an integer past 2^53 (Go's float64
-    rounds it), and a float that is integral (orjson writes 100.0, Go 100) or outside
-    1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6 and
-    1e21). Other floats orjson writes in fixed notation with the shortest digits that read
-    back, as Go does. One walk whatever the values hold; the checks are inline, constants
-    literal: it runs on every tool payload."""
+    would write differently is a fragment of Go's bytes (number(x)): an integer past 2^53
+    (Go's float64 rounds it), and a float that is integral (orjson writes 100.0, Go 100) or
+    outside 1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6
+    and 1e21). Other floats orjson writes in fixed notation with the shortest digits that
+    read back, as Go does. One walk whatever the values hold; the checks are inline, in the
+    order of how often a payload holds each type, constants literal: it runs on every tool
+    payload."""
     kind = type(value)
     if kind is dict:
         items = value.items()  # type: ignore[attr-defined]
     elif kind is list:
         items = enumerate(value)  # type: ignore[arg-type]
     else:
-        return _go_numbers([value], fragment)[0]  # type: ignore[index]
+        return _go_numbers([value], fragment, number)[0]  # type: ignore[index]
     copy: Any = None
     for key, item in items:
         kind = type(item)
-        if kind is str or kind is bool or item is None:
+        if kind is str:
             continue
         if kind is float:
-            if (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4) and not item.is_integer():
+            # x % 1.0: no method call, and 0 exactly when x is integral.
+            if item % 1.0 and (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4):
                 continue
-            new = fragment(gojson.format_float(item))
+            new = fragment(number(item))
         elif kind is int:
             if -9007199254740992 <= item <= 9007199254740992:  # 2^53
                 continue
             new = fragment(gojson.format_float(float(item)))
+        elif kind is bool or item is None:
+            continue
         else:
-            new = _go_numbers(item, fragment)
+            new = _go_numbers(item, fragment, number)
             if new is item:
                 continue
         if copy is None:
             copy = dict(value) if type(value) is dict else list(value)  # type: ignore[call-overload]
         copy[key] = new
     return value if copy is None else copy
-
-
-def lost_minus_zero(codec: GoCodec, line: bytes) -> bool:
-    """True when codec may have read a -0 in line as 0: orjson does, for the integer literal."""
-    return codec is not GO and b"-0" in line
 
 
 class OrjsonCodec(GoCodec):
@@ -114,17 +130,41 @@ class OrjsonCodec(GoCodec):
         # orjson.loads itself, not a method around it: it runs once per line. Its ValueError
         # does not always mean Go refuses the line (lone surrogate escapes): callers ask
         # GoCodec.loads before they report an error.
-        # orjson also reads the integer literal -0 as 0 (Go: -0): see lost_minus_zero.
         self.loads = orjson.loads  # type: ignore[method-assign]
+        # orjson also reads the integer literal -0 as 0 (Go: -0), so a line that may hold one
+        # is read by gojson. Not a -0 that goes on as a float (-0.53, -0e1: orjson reads those
+        # as Go does), nor an exponent's as Python writes it (1e-07). A -0 in a string only costs
+        # the slower reader (a -0 before a digit is no number: a string, or a line orjson
+        # refuses). No lookbehind: a pattern that starts with one loses the regex engine's
+        # literal prefix scan (3x slower). A regex: bytes' find
+        # costs twice as much, and `in` also formats a TypeError per call; orjson (3.13)
+        # has imported re already, and this codec only serves normalize.
+        import re
+
+        self.lost_minus_zero = re.compile(rb"-0(?![.eE0-9])").search  # type: ignore[method-assign,assignment]
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
         self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
+        self._short: dict[str, bytes] = {}
+
+    def _go_float(self, value: float) -> str | bytes:
+        """gojson.format_float, from orjson's digits where they are Go's: repr (its shortest
+        digits) takes up to a microsecond on the float64 extremes, orjson a tenth of that."""
+        text: bytes = self._dumps(value)
+        if text.endswith(b".0"):  # integral in fixed notation (|x| < 1e16): Go writes no ".0"
+            return text[:-2]
+        # Where both write the exponent form, orjson (3.13) writes it as Go: 1e+21, 1e-7.
+        if not 1e-6 <= abs(value) < 1e21 and (text.find(b"e+") != -1 or text.find(b"e-") != -1):
+            return text
+        return gojson.format_float(value)
 
     def marshal_bytes(self, value: object) -> bytes:
         # orjson writes the whole value; the few numbers it writes differently from Go go in
         # as fragments of Go's bytes, so a float costs a fragment, not the stdlib encoder.
         try:
-            out: bytes = self._dumps(_go_numbers(value, self._fragment), option=self._sort_keys)
+            out: bytes = self._dumps(
+                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
+            )
         except (TypeError, RecursionError):
             # orjson stops at 255 levels (its error is a TypeError), the walk near Python's
             # recursion limit; Go writes deeper values, and so does gojson.
@@ -137,6 +177,37 @@ class OrjsonCodec(GoCodec):
 
     def marshal(self, value: object) -> str:
         return self.marshal_bytes(value).decode()
+
+    def string_json(self, text: str) -> bytes:
+        # Short strings repeat from line to line (tool names, paths, models): a lookup costs a
+        # third of the dumps and replaces. Long ones (prompts, messages) are not kept, and
+        # the cache stops growing at 1,024 entries.
+        if len(text) <= 64:
+            cached = self._short.get(text)
+            if cached is not None:
+                return cached
+        out: bytes = self._dumps(text)
+        out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+        if not out.isascii():
+            out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        if len(text) <= 64 and len(self._short) < 1024:
+            self._short[text] = out
+        return out
+
+    def payload_string_body(self, value: object) -> bytes:
+        # marshal_bytes, then escaped into a string; here the quotes and backslashes first, so
+        # Go's escapes go in already doubled (\\u003c) and that replace rarely copies.
+        try:
+            out: bytes = self._dumps(
+                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
+            )
+        except (TypeError, RecursionError):  # as in marshal_bytes
+            return GoCodec.payload_string_body(self, value)
+        out = out.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+        out = out.replace(b"<", b"\\\\u003c").replace(b">", b"\\\\u003e").replace(b"&", b"\\\\u0026")
+        if not out.isascii():
+            out = out.replace(b"\xe2\x80\xa8", b"\\\\u2028").replace(b"\xe2\x80\xa9", b"\\\\u2029")
+        return out
 
     def payload_text(self, value: object) -> object:
         # Go's json.Marshal of the string that holds marshal(value): nothing in it is left to

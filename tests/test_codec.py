@@ -89,6 +89,13 @@ def test_format_float_follows_gos_rule(value: float) -> None:
     assert gojson.format_float(value) == go_float(value)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(floats | float_bits.filter(math.isfinite))
+def test_the_fast_path_formats_a_float_from_orjsons_digits_as_go(value: float) -> None:
+    text = FAST._go_float(value)
+    assert (text if isinstance(text, str) else text.decode()) == go_float(value)
+
+
 @settings(max_examples=1500, deadline=None)
 @given(values)
 def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
@@ -98,6 +105,30 @@ def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
     # A payload field: the text as a JSON string, escaped once more by the outer Marshal.
     data = {"tool_name": "<t>\u2028", "tool_input": FAST.payload_text(value)}
     assert FAST.fields(data) == GO.fields({"tool_name": "<t>\u2028", "tool_input": expected})
+    # The same field as the compiled line writes it: the body of that JSON string.
+    assert b'"%s"' % FAST.payload_string_body(value) == GO.fields({"t": expected})[5:-1]
+    assert FAST.payload_string_body(value) == GO.payload_string_body(value)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text)
+def test_a_string_field_is_written_as_gojson_writes_it(value: str) -> None:
+    assert FAST.string_json(value) == GO.string_json(value) == gojson.dumps(value).encode()
+
+
+def test_short_strings_are_written_the_same_from_the_cache_which_stays_bounded() -> None:
+    codec = OrjsonCodec(orjson)
+    strings = [f"<tool {i}>\u2028" for i in range(1500)] + ["x" * 65, "é" * 64]
+    for _ in range(2):  # the second time from the cache, for those it keeps
+        assert [codec.string_json(s) for s in strings] == [GO.string_json(s) for s in strings]
+    assert len(codec._short) == 1024
+
+
+def test_a_payload_deeper_than_orjson_writes_is_written_by_gojson() -> None:
+    value: object = []
+    for _ in range(300):  # orjson stops at 255 levels
+        value = [value]
+    assert b'"%s"' % FAST.payload_string_body(value) == GO.fields({"t": gojson.dumps(value)})[5:-1]
 
 
 def test_a_value_orjson_writes_as_go_does_is_not_copied() -> None:
@@ -151,12 +182,33 @@ def test_normalize_writes_the_reference_bytes_on_float_rich_envelopes(
     assert out.getvalue() == expected
 
 
-@pytest.mark.parametrize("zero", ["-0", "[-0]", "-0 ", '{"z":-0}'])
+@pytest.mark.parametrize(
+    "zero", ["-0", "[-0]", "-0 ", '{"z":-0}', "[-0.5,-0]", "-0.0", "[-0e0,-0E+2,-0.25]", '"-0"']
+)
 def test_the_integer_minus_zero_is_written_as_go_writes_it(zero: str) -> None:
-    """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0."""
+    """orjson reads -0 as the integer 0; Go reads every number as a float64 and writes -0.
+    A float that starts -0 (-0.5, -0e0) orjson reads as Go does: those lines take the fast
+    reader, and an integer -0 after one is still found."""
     line = f'{{"hook_event_name":"tool-end","tool_name":"2026-01-05","tool_output":{zero}}}\n'.encode()
     out = io.BytesIO()
     normalize_stream(find_dialect("core-agent"), io.BytesIO(line), "x", out, False, FAST)
     expected = normalize(find_dialect("core-agent"), GO.loads(line)).to_json_bytes() + b"\n"
     assert out.getvalue() == expected
     assert b"-0" in out.getvalue().split(b'"tool_output":')[1]
+
+
+@pytest.mark.parametrize(
+    ("line", "lost"),
+    [
+        (b'{"lat":-0.53,"e":-0e1,"E":-0E1}', False),
+        (b'{"a":1e-07,"b":[2E-05]}', False),  # Python's json writes exponents so
+        (b'{"a":"x"}', False),
+        (b'{"a":-0}', True),
+        (b'{"a":-0.5,"b":[-0]}', True),
+        (b"-0", True),
+        (b'{"a":"-0"}', True),  # in a string: only the slower reader, never a wrong value
+    ],
+)
+def test_only_an_integer_minus_zero_sends_a_line_to_the_slower_reader(line: bytes, lost: bool) -> None:
+    assert bool(FAST.lost_minus_zero(line)) is lost
+    assert not GO.lost_minus_zero(line)

@@ -126,7 +126,7 @@ def event_data(
                 if text:
                     data[field] = text
             elif kind == "number":
-                count = _token(value)
+                count = token_count(value)
                 if count:
                     data[field] = count
             elif type(value) is bool:
@@ -134,7 +134,7 @@ def event_data(
             elif type(value) is str and value.casefold() == "success":  # Copilot's resultType
                 data[field] = True
     if not TOKEN_KEYS.isdisjoint(payload):
-        _extract_tokens(data, payload)
+        extract_tokens(data, payload)
     # FILE_PATH_KEYS, narrowed: a tool_input object counts only when it holds a file_path.
     tool_input = payload.get("tool_input")
     if (
@@ -196,7 +196,7 @@ def _walk(payload: dict[str, object], path: tuple[str, ...]) -> object:
     return value
 
 
-def _token(value: object) -> int:
+def token_count(value: object) -> int:
     """A positive token count from a JSON number, else 0 (Go truncates toward zero)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
@@ -214,7 +214,7 @@ _TOKEN_NAMES = (
 )
 
 
-def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
+def extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
     """Scion's shared extraction, on the data as the mapping left it: a count replaces a
     field only when > 0, and `usage` is read only while input and output are both 0."""
     _take_tokens(data, payload)
@@ -225,12 +225,15 @@ def _extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None
 
 
 def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
+    # Most of these names are missing: a call of token_count only for a value.
     for field, name, other in _TOKEN_NAMES:
-        count = _token(source.get(name))
+        value = source.get(name)
+        count = token_count(value) if value is not None else 0
         if count:
             data[field] = count
         elif field not in data:
-            count = _token(source.get(other))
+            value = source.get(other)
+            count = token_count(value) if value is not None else 0
             if count:
                 data[field] = count
 

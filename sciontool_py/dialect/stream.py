@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from sciontool_py.codec import GO, default_codec, lost_minus_zero
+from sciontool_py.codec import GO, default_codec
+from sciontool_py.dialect.compiled import compile_line
 from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.event import data_json, in_struct_order
@@ -30,15 +31,32 @@ _FLUSH_EVERY = 512
 class _Kind:
     """What is fixed for one raw event name of a dialect."""
 
-    __slots__ = ("empty_line", "fill_keys", "head", "mapping", "name")
+    __slots__ = (
+        "counted_line",
+        "counted_slow_keys",
+        "fill_keys",
+        "head",
+        "line",
+        "mapping",
+        "name",
+        "slow_keys",
+    )
 
     def __init__(self, spec: DialectSpec, raw_name: str, codec: GoCodec) -> None:
         self.mapping: Mapping | None = spec.mappings.get(raw_name)
         empty = normalize(spec, {spec.name_fields[0]: raw_name}, codec)
         self.name = empty.name
         self.head = empty.head(codec)
-        self.empty_line = self.head + b"{}}\n"
         self.fill_keys = keys_that_fill_data(spec, raw_name)
+        # Envelopes without slow_keys: the compiled line, and with token counts its variant that
+        # extracts them; else (event_data needed for all but the envelopes with none of the keys
+        # that fill data) a template of the empty event.
+        args = (spec, raw_name, self.name, self.mapping, self.head, codec)
+        empty_line = self.head + b"{}}\n"
+        template: tuple[frozenset[str], Callable[[dict[str, object]], bytes]]
+        template = (self.fill_keys, lambda _envelope: empty_line)
+        self.slow_keys, self.line = compile_line(*args) or template
+        self.counted_slow_keys, self.counted_line = compile_line(*args, tokens=True) or template
 
 
 def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callable[[object], bytes]:
@@ -60,8 +78,10 @@ def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callab
         if include_raw:
             data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
             return kind.head + data_json(codec, data, payload) + b"}\n"  # type: ignore[arg-type]
-        if kind.fill_keys.isdisjoint(payload):  # type: ignore[arg-type]
-            return kind.empty_line
+        if kind.slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
+            return kind.line(payload)  # type: ignore[arg-type]
+        if kind.counted_slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
+            return kind.counted_line(payload)  # type: ignore[arg-type]
         data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
         return kind.head + fields(in_struct_order(data)) + b"}\n"
 
@@ -98,14 +118,18 @@ def normalize_stream(
 ) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
-    loads, line_of = codec.loads, event_writer(spec, include_raw, codec)
+    loads, lost_minus_zero, line_of = (
+        codec.loads,
+        codec.lost_minus_zero,
+        event_writer(spec, include_raw, codec),
+    )
     pending: list[bytes] = []
     append = pending.append
     written = 0
     try:
         for number, line in enumerate(stream, 1):
             try:
-                payload = loads(line) if not lost_minus_zero(codec, line) else GO.loads(line)
+                payload = GO.loads(line) if lost_minus_zero(line) else loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:
