@@ -114,8 +114,15 @@ def _apply_truth(
     state = sessions.read(home) if truth.keeps_state else sessions.SessionState()
     ignored = truth.ignores(event, state)
     changed = False if ignored else truth.apply(info, state, event, input_tools, resumes_after_wait)
+    if truth.watch_exit and not ignored:
+        from sciontool_py.handlers import exit_watch
+
+        truth.claimed = exit_watch.claim(state, event)
     if state.dirty and truth.keeps_state:
+        written = len(failures)
         _attempt(failures, sessions.write, home, state)
+        if len(failures) > written:
+            truth.claimed = None  # a watcher with no record would stand down: start none
     return changed, ignored
 
 
@@ -138,14 +145,22 @@ def log_failures(log: AgentLog, failures: list[str]) -> str:
 
 class Answer:
     """What one hook call produced: the event (None when stdin was empty), the response for
-    stdout, and what could not be written ('' when every state file was: exit 0)."""
+    stdout, what could not be written ('' when every state file was: exit 0), and the harness
+    exit watcher to start once answered ((session, [pid, start time]), or None)."""
 
-    __slots__ = ("event", "failure", "response")
+    __slots__ = ("event", "failure", "response", "watch")
 
-    def __init__(self, event: CanonicalEvent | None, response: str = "", failure: str = "") -> None:
+    def __init__(
+        self,
+        event: CanonicalEvent | None,
+        response: str = "",
+        failure: str = "",
+        watch: tuple[str, list[int]] | None = None,
+    ) -> None:
         self.event = event
         self.response = response
         self.failure = failure
+        self.watch = watch
 
 
 def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None) -> Answer:
@@ -168,7 +183,7 @@ def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str |
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
-    return Answer(event, response, failure)
+    return Answer(event, response, failure, truth.claimed if truth is not None else None)
 
 
 def run_hook(

@@ -63,6 +63,8 @@ _OPTION_TEXT = {
     "when the harness fires no session-start for it: the phase reads running again.",
     "thinking_from_model_start": "The harness announces each model request (a model-start event): a "
     "prompt-submit reads working until it comes, not thinking.",
+    "watch_harness_exit": "The harness exits without firing a session end: once per session the hook "
+    "starts a detached watcher of the harness process that applies a session-end when it exits.",
 }
 
 

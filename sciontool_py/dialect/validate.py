@@ -68,6 +68,8 @@ OPTION_KINDS = {
     "resume_events": list,
     # The harness announces each model request (model-start): a prompt-submit reads working.
     "thinking_from_model_start": bool,
+    # The harness exits without a session end: a detached watcher says it (handlers/exit_watch.py).
+    "watch_harness_exit": bool,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = (

@@ -5,10 +5,11 @@ tell whether a tool still runs or a session already ended. This small file
 holds, for the dialects that ask for it (docs/dialects.md, "Status true to the
 agent"): the agent's own session id, the tool calls each session has open, the
 sessions that ended, and the newest event time each session's harness
-stamped. It is read and written under the state lock, through the same
+stamped, and the harness process each watched session's exit watcher waits for
+(exit_watch.py). It is read and written under the state lock, through the same
 hardened file layer as agent-info.json, and bounded: at most MAX_SESSIONS
 sessions with open calls (and as many stamped), MAX_OPEN calls each, MAX_ENDED
-ended sessions, MAX_KEY characters per id or name. Anything that is not what this
+ended sessions, MAX_SESSIONS watched, MAX_KEY characters per id or name. Anything that is not what this
 module writes (damaged, planted, too large, a symlink) reads as empty: the
 worst it can cost is the status of the calls in flight, never the hook.
 """
@@ -40,13 +41,14 @@ class Call:
 
 
 class SessionState:
-    __slots__ = ("session", "open", "ended", "stamps", "dirty")
+    __slots__ = ("session", "open", "ended", "stamps", "watched", "dirty")
 
     def __init__(self) -> None:
         self.session = ""  # the session the latest session-start named: this agent's
         self.open: dict[str, list[Call]] = {}  # session id -> open calls, oldest first
         self.ended: list[str] = []  # oldest first
         self.stamps: dict[str, float] = {}  # session id -> the harness's newest event time seen
+        self.watched: dict[str, list[int]] = {}  # session id -> [pid, start time] of its harness
         self.dirty = False
 
     def stamp(self, session: str, value: float) -> float:
@@ -110,6 +112,18 @@ class SessionState:
             self.session = session
             self.dirty = True
 
+    def watch(self, session: str, harness: list[int]) -> None:
+        """Record the harness process whose exit ends SESSION (its watcher's claim)."""
+        self.watched.pop(session, None)  # re-inserted last: the most recently used session
+        self.watched[session] = harness
+        while len(self.watched) > MAX_SESSIONS:
+            del self.watched[next(iter(self.watched))]
+        self.dirty = True
+
+    def unwatch(self, session: str) -> None:
+        if self.watched.pop(session, None) is not None:
+            self.dirty = True
+
     def to_json(self) -> str:
         return gojson.dumps(
             {
@@ -117,6 +131,7 @@ class SessionState:
                 "open": {s: [[c.key, c.tool, c.waits] for c in calls] for s, calls in self.open.items()},
                 "ended": self.ended,
                 **({"stamps": self.stamps} if self.stamps else {}),
+                **({"watched": self.watched} if self.watched else {}),
             }
         )
 
@@ -129,6 +144,13 @@ def _text(value: object) -> str:
     if not isinstance(value, str) or len(value) > MAX_KEY:
         raise ValueError
     return value
+
+
+def _count(value: object) -> int:
+    """A positive whole number (JSON numbers decode as floats)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1 or value != int(value):
+        raise ValueError
+    return int(value)
 
 
 def _parse(data: bytes) -> SessionState:
@@ -149,6 +171,13 @@ def _parse(data: bytes) -> SessionState:
         if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
             raise ValueError
         state.stamps[_text(session)] = float(stamp)
+    watched = value.get("watched", {})
+    if not isinstance(watched, dict) or len(watched) > MAX_SESSIONS:
+        raise ValueError
+    for session, harness in watched.items():
+        if not isinstance(harness, list) or len(harness) != 2:
+            raise ValueError
+        state.watched[_text(session)] = [_count(n) for n in harness]
     for session, calls in opened.items():
         if not isinstance(calls, list) or not calls:
             raise ValueError

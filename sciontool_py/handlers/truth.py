@@ -25,6 +25,7 @@ _STATE_OPTIONS = (
     "ended_sessions_stay_ended",
     "own_session_events",
     "stamp_field",
+    "watch_harness_exit",
 )
 _STATELESS_OPTIONS = (
     "keep_state_sources",
@@ -55,6 +56,8 @@ class Truth:
         "resumes",
         "model_thinks",
         "input_tools",
+        "watch_exit",
+        "claimed",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -73,6 +76,8 @@ class Truth:
         self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
         self.model_thinks = options.get("thinking_from_model_start") is True
         self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
+        self.watch_exit = options.get("watch_harness_exit") is True
+        self.claimed: tuple[str, list[int]] | None = None  # the exit watcher this hook must start
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
@@ -85,7 +90,7 @@ class Truth:
     @property
     def keeps_state(self) -> bool:
         return self.call_ids is not None or bool(
-            self.batch_ends or self.stay_ended or self.own_session or self.stamp
+            self.batch_ends or self.stay_ended or self.own_session or self.stamp or self.watch_exit
         )
 
     def prepare(self, event: CanonicalEvent) -> None:
@@ -151,6 +156,7 @@ class Truth:
                 changed = True
             return self._settle(info, state) or changed
         if name == "session-end":
+            state.unwatch(session)  # said: the session's watcher stands down
             if self.stay_ended:
                 state.end_session(session)
             else:

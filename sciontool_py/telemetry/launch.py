@@ -42,7 +42,7 @@ _PASSED = frozenset(
 # on sys.path. The package's own parent goes there instead.
 _BOOT = (
     "import sys; sys.path[0] = {parent!r}\n"
-    "from sciontool_py.telemetry.worker import main\n"
+    "from {module} import main\n"
     "sys.exit(main(sys.argv[1:]))"
 )
 
@@ -67,24 +67,34 @@ def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
     worker's fd 3 (the lock goes with it). reports: it also sends the
     session-metrics reports waiting for a sender.
     """
+    args = ["--home", home]
+    if drain_fd is not None:
+        args.append("--drain")
+    if reports:
+        args.append("--reports")
+    return start_detached("sciontool_py.telemetry.worker", args, drain_fd)
+
+
+def start_detached(module: str, args: list[str], handed_fd: int | None = None) -> int:
+    """Run MODULE's main(ARGS) in a new session with /dev/null as stdio; its pid.
+
+    handed_fd: a descriptor the process finds as its fd 3 (WORKER_FD).
+    """
     parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    args = [sys.executable, "-c", _BOOT.format(parent=parent), "--home", home]
+    argv = [sys.executable, "-c", _BOOT.format(parent=parent, module=module), *args]
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
     spare = -1
-    if drain_fd is not None:
-        if drain_fd == WORKER_FD:  # dup2 onto itself need not clear close-on-exec everywhere
-            drain_fd = spare = os.dup(drain_fd)
-        actions.append((os.POSIX_SPAWN_DUP2, drain_fd, WORKER_FD))
-        args.append("--drain")
-    if reports:
-        args.append("--reports")
+    if handed_fd is not None:
+        if handed_fd == WORKER_FD:  # dup2 onto itself need not clear close-on-exec everywhere
+            handed_fd = spare = os.dup(handed_fd)
+        actions.append((os.POSIX_SPAWN_DUP2, handed_fd, WORKER_FD))
     try:
         pid = os.posix_spawn(
-            sys.executable, args, worker_environment(os.environ), file_actions=actions, setsid=True
+            sys.executable, argv, worker_environment(os.environ), file_actions=actions, setsid=True
         )
     finally:
         if spare >= 0:
