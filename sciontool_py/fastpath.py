@@ -148,9 +148,9 @@ def hook_command(args: list[str], log: AgentLog) -> None:
 
     after_answer(log, answer)  # once answered: the export happens where the harness does not wait
     if answer.watch is not None:
-        from sciontool_py.handlers import exit_watch
+        from sciontool_py import harness_exit
 
-        exit_watch.start(log, *answer.watch, dialect, dialect_file)
+        harness_exit.start(log, *answer.watch, dialect, dialect_file)
     if answer.failure or undelivered:
         raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 

@@ -90,7 +90,7 @@ def test_the_fast_path_never_imports_the_typer_app() -> None:
 # The hook pipeline: what runs an event through the handlers. Everything else (telemetry, dialect
 # loading, harness install, authoring, the emitter, integrations, and the machinery in fs, log and
 # hub) must not need handlers/, which holds only what one event does.
-HOOK_PIPELINE = {"sciontool_py.hook", "sciontool_py.status"}
+HOOK_PIPELINE = {"sciontool_py.hook", "sciontool_py.status", "sciontool_py.harness_exit"}
 
 
 def _is_handler(name: str) -> bool:

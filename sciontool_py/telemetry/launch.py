@@ -40,11 +40,7 @@ _PASSED = frozenset(
 )
 # -c rather than -m: -m would put the harness's working folder (which the model writes) first
 # on sys.path. The package's own parent goes there instead.
-_BOOT = (
-    "import sys; sys.path[0] = {parent!r}\n"
-    "from {module} import main\n"
-    "sys.exit(main(sys.argv[1:]))"
-)
+_BOOT = "import sys; sys.path[0] = {parent!r}\nfrom {module} import main\nsys.exit(main(sys.argv[1:]))"
 
 
 def listening(host: str, port: int) -> bool:

@@ -1,0 +1,201 @@
+"""The harness exit watcher (dialect option watch_harness_exit), with real processes: a stand-in
+harness (a Python process) runs the real `sciontool hook` through `sh -c`, as Qwen Code and
+Vibe do, then exits without a session end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import HANG_BOUND, Agent
+
+from sciontool_py.handlers.exit_watch import process_stat
+from sciontool_py.harness_exit import MODULE, REASON
+
+# Runs each envelope of argv through the hook command (in $HOOK) under a shell; with --stay, then
+# waits for its stdin to close before exiting (a harness still running).
+HARNESS = """\
+import os, subprocess, sys
+envelopes = [a for a in sys.argv[1:] if a != "--stay"]
+for envelope in envelopes:
+    subprocess.run(["sh", "-c", os.environ["HOOK"] + "; :"], input=envelope.encode(), check=True)
+if "--stay" in sys.argv:
+    print("ready", flush=True)
+    sys.stdin.read()
+"""
+WATCHER = "import sys\nfrom sciontool_py.harness_exit import main\nsys.exit(main(sys.argv[1:]))"
+
+
+def envelope(name: str, session: str = "s1", **fields: object) -> str:
+    return json.dumps({"hook_event_name": name, "session_id": session, **fields})
+
+
+def harness(agent: Agent, tmp_path: Path, *args: str, dialect: str = "qwen-code") -> subprocess.Popen[bytes]:
+    script = tmp_path / "harness.py"
+    script.write_text(HARNESS)
+    hook = f"{sys.executable} -m sciontool_py hook --dialect={dialect}"
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        env={**agent.env, "HOOK": hook},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+
+
+def watchers(home: Path) -> list[int]:
+    """The pids of the exit watchers started for HOME."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(MODULE.encode() in a for a in argv) and os.fsencode(home) in argv:
+                found.append(int(name))
+    return found
+
+
+def eventually(check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + HANG_BOUND
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def phase(agent: Agent) -> object:
+    try:
+        return agent.info.get("phase")
+    except (OSError, ValueError):
+        return None
+
+
+def ended_lines(agent: Agent) -> list[str]:
+    return [line for line in agent.log_lines if "Session ended" in line]
+
+
+def test_a_harness_that_exits_without_a_session_end_reads_stopped(agent: Agent, tmp_path: Path) -> None:
+    run = harness(agent, tmp_path, envelope("SessionStart", source="startup"), envelope("Stop"))
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
+    assert eventually(lambda: not watchers(agent.home))
+    assert ended_lines(agent) == [line for line in agent.log_lines if REASON in line]
+    assert len(ended_lines(agent)) == 1
+    assert json.loads((agent.home / "agent-sessions.json").read_text())["ended"] == ["s1"]
+
+
+def test_vibe_which_fires_no_session_event_at_all_reads_stopped(agent: Agent, tmp_path: Path) -> None:
+    start = envelope("pre_tool", tool_name="bash", tool_call_id="c1", tool_input={"command": "ls"})
+    end = envelope("post_tool", tool_name="bash", tool_call_id="c1", tool_status="success")
+    run = harness(agent, tmp_path, start, end, envelope("post_agent"), dialect="mistral-vibe")
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
+    assert len(ended_lines(agent)) == 1
+
+
+def test_a_session_end_the_harness_fired_is_said_once(agent: Agent, tmp_path: Path) -> None:
+    run = harness(
+        agent, tmp_path, envelope("SessionStart", source="startup"), envelope("Stop"), envelope("SessionEnd")
+    )
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: not watchers(agent.home))
+    assert phase(agent) == "stopped"
+    assert len(ended_lines(agent)) == 1
+    assert not [line for line in agent.log_lines if REASON in line]
+
+
+def test_one_watcher_per_session_which_ends_with_its_harness(agent: Agent, tmp_path: Path) -> None:
+    tool = {"tool_name": "run_shell_command", "tool_use_id": "t1", "tool_input": {"command": "ls"}}
+    run = harness(
+        agent,
+        tmp_path,
+        envelope("SessionStart", source="startup"),
+        envelope("UserPromptSubmit", prompt="hi"),
+        envelope("PreToolUse", **tool),
+        envelope("PostToolUse", **tool),
+        envelope("Stop"),
+        "--stay",
+    )
+    assert run.stdout is not None and run.stdin is not None
+    assert run.stdout.readline() == b"ready\n"
+    assert eventually(lambda: len(watchers(agent.home)) == 1)
+    assert len(watchers(agent.home)) == 1  # five hooks of one session, one watcher
+    assert phase(agent) == "running"  # the harness lives: nothing said for it
+    run.stdin.close()
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: not watchers(agent.home))  # gone with its harness
+    assert phase(agent) == "stopped"
+
+
+def test_a_resumed_session_in_a_new_process_is_watched_again(agent: Agent, tmp_path: Path) -> None:
+    for source in ("startup", "resume"):
+        run = harness(agent, tmp_path, envelope("SessionStart", source=source), envelope("Stop"))
+        assert run.wait(timeout=60) == 0
+        assert eventually(lambda: not watchers(agent.home))
+        assert phase(agent) == "stopped"
+    assert len([line for line in agent.log_lines if REASON in line]) == 2
+
+
+def run_watcher(agent: Agent, pid: int, start: int) -> subprocess.CompletedProcess[bytes]:
+    args = ["--home", str(agent.home), "--session", "s1", "--pid", str(pid), "--start", str(start)]
+    return subprocess.run(
+        [sys.executable, "-c", WATCHER, *args, "--dialect", "qwen-code"],
+        env=agent.env,
+        capture_output=True,
+        timeout=HANG_BOUND,
+    )
+
+
+def plant(agent: Agent, watched: list[int]) -> None:
+    (agent.home / "agent-info.json").write_text('{"activity": "working", "phase": "running"}')
+    state = {"ended": [], "open": {}, "session": "s1", "watched": {"s1": watched}}
+    (agent.home / "agent-sessions.json").write_text(json.dumps(state))
+
+
+def test_a_recycled_pid_is_not_waited_for(agent: Agent) -> None:
+    # This process, under a start time it does not have: the watched harness is gone and its pid
+    # reused. The watcher must not wait for the live process that now has the pid.
+    stat = process_stat(os.getpid())
+    assert stat is not None
+    recycled = [os.getpid(), stat[3] + 1]
+    plant(agent, recycled)
+    done = run_watcher(agent, *recycled)
+    assert done.returncode == 0, done.stderr
+    assert phase(agent) == "stopped"
+    assert len(ended_lines(agent)) == 1
+
+
+def test_a_watcher_whose_session_another_process_took_stands_down(agent: Agent) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stat = process_stat(os.getpid())
+    assert stat is not None
+    plant(agent, [os.getpid(), stat[3]])  # the session's harness is now another process
+    done = run_watcher(agent, gone.pid, 1)
+    assert done.returncode == 0, done.stderr
+    assert phase(agent) == "running"
+    assert not ended_lines(agent)
+
+
+def test_a_hook_run_straight_from_a_program_watches_that_program(agent: Agent) -> None:
+    # No shell between: the program itself (here the test's process) is the harness. Its watcher
+    # says nothing while it lives.
+    assert agent.hook(envelope("SessionStart", source="startup"), "--dialect=qwen-code").returncode == 0
+    stat = process_stat(os.getpid())
+    assert stat is not None
+    state = json.loads((agent.home / "agent-sessions.json").read_text())
+    assert state["watched"] == {"s1": [os.getpid(), stat[3]]}
+    assert eventually(lambda: len(watchers(agent.home)) == 1)
+    assert agent.hook(envelope("Stop"), "--dialect=qwen-code").returncode == 0
+    time.sleep(0.5)
+    assert len(watchers(agent.home)) == 1
+    assert phase(agent) == "running"
+    for pid in watchers(agent.home):  # ours: it would otherwise wait for the suite's end
+        os.kill(pid, 15)
