@@ -35,10 +35,20 @@ def envelope(name: str, session: str = "s1", **fields: object) -> str:
     return json.dumps({"hook_event_name": name, "session_id": session, **fields})
 
 
-def harness(agent: Agent, tmp_path: Path, *args: str, dialect: str = "qwen-code") -> subprocess.Popen[bytes]:
+# A wrapper of the hook named sciontool (as make e2e's recorder, `timeout`, `uv run`): it exits
+# with the hook, so it is not the harness.
+WRAPPER = "import subprocess, sys\nsys.exit(subprocess.run([sys.executable, '-m', 'sciontool_py', *sys.argv[1:]]).returncode)"
+
+
+def harness(
+    agent: Agent, tmp_path: Path, *args: str, dialect: str = "qwen-code", wrapped: bool = False
+) -> subprocess.Popen[bytes]:
     script = tmp_path / "harness.py"
     script.write_text(HARNESS)
     hook = f"{sys.executable} -m sciontool_py hook --dialect={dialect}"
+    if wrapped:
+        (tmp_path / "sciontool").write_text(WRAPPER)
+        hook = f"{sys.executable} {tmp_path / 'sciontool'} hook --dialect={dialect}"
     return subprocess.Popen(
         [sys.executable, str(script), *args],
         env={**agent.env, "HOOK": hook},
@@ -89,6 +99,28 @@ def test_a_harness_that_exits_without_a_session_end_reads_stopped(agent: Agent, 
     assert ended_lines(agent) == [line for line in agent.log_lines if REASON in line]
     assert len(ended_lines(agent)) == 1
     assert json.loads((agent.home / "agent-sessions.json").read_text())["ended"] == ["s1"]
+
+
+def test_a_wrapper_of_the_hook_is_not_taken_for_the_harness(agent: Agent, tmp_path: Path) -> None:
+    tool = {"tool_name": "run_shell_command", "tool_use_id": "t1", "tool_input": {"command": "ls"}}
+    run = harness(
+        agent,
+        tmp_path,
+        envelope("SessionStart", source="startup"),
+        envelope("PreToolUse", **tool),
+        "--stay",
+        wrapped=True,
+    )
+    assert run.stdout is not None and run.stdin is not None
+    assert run.stdout.readline() == b"ready\n"
+    assert eventually(lambda: len(watchers(agent.home)) == 1)
+    time.sleep(0.5)  # the wrappers are gone: a watcher of one of them would have ended the session
+    assert phase(agent) == "running"
+    state = json.loads((agent.home / "agent-sessions.json").read_text())
+    assert state["watched"]["s1"][0] == run.pid
+    run.stdin.close()
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: phase(agent) == "stopped")
 
 
 def test_vibe_which_fires_no_session_event_at_all_reads_stopped(agent: Agent, tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 `qwen -p` and `vibe -p` fire no hook when they exit, so agent-info.json would
 say `working` for good. With the option, the hook records under the state lock
-which process is the harness (its nearest ancestor that is not a shell, by pid
-and start time, so a recycled pid is never taken for it) and, once it has
+which process is the harness (its nearest ancestor that is neither a shell nor
+a wrapper running `sciontool hook`, by pid and start time, so a recycled pid is never taken for it) and, once it has
 answered, starts one detached watcher per session and harness process
 (sciontool_py/harness_exit.py), which applies a session-end once that process
 has exited, unless the session ended meanwhile or another process took it up.
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 
 _SHELLS = frozenset((b"sh", b"bash", b"dash", b"zsh", b"ash", b"busybox"))
-_MAX_DEPTH = 8  # shells between the harness and the hook: one or two in practice
+_MAX_DEPTH = 8  # shells and wrappers between the harness and the hook: one or two in practice
+_MAX_CMDLINE = 64 << 10  # a wrapper names sciontool early; a harness's prompt may be long
 
 
 def process_stat(pid: int) -> tuple[bytes, bytes, int, int] | None:
@@ -36,8 +37,8 @@ def process_stat(pid: int) -> tuple[bytes, bytes, int, int] | None:
 
 
 def harness() -> list[int] | None:
-    """[pid, start time] of the hook's nearest ancestor that is not a shell; None when the hook
-    was orphaned (its parent is init) or /proc cannot say."""
+    """[pid, start time] of the hook's nearest ancestor that is neither a shell nor a wrapper of
+    the hook; None when the hook was orphaned (its parent is init) or /proc cannot say."""
     pid = os.getppid()
     for _ in range(_MAX_DEPTH):
         if pid <= 1:
@@ -46,10 +47,24 @@ def harness() -> list[int] | None:
         if stat is None:
             return None
         comm, _, ppid, start = stat
-        if comm not in _SHELLS:
+        if comm not in _SHELLS and not _runs_the_hook(pid):
             return [pid, start]
         pid = ppid
     return None
+
+
+def _runs_the_hook(pid: int) -> bool:
+    """Whether PID's command line runs `sciontool ... hook`: a wrapper of this hook (a recorder,
+    `timeout`, `uv run`), which exits with it, not the harness."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as proc:
+            argv = proc.read(_MAX_CMDLINE).split(b"\0")
+    except OSError:
+        return False
+    for i, arg in enumerate(argv):
+        if arg.rpartition(b"/")[2] == b"sciontool":
+            return b"hook" in argv[i + 1 :]
+    return False
 
 
 def claim(state: sessions.SessionState, event: CanonicalEvent) -> tuple[str, list[int]] | None:
