@@ -3,10 +3,11 @@
 `qwen -p` and `vibe -p` fire no hook when they exit, so agent-info.json would
 say `working` for good. With the option, the hook records under the state lock
 which process is the harness (its nearest ancestor that is neither a shell nor
-a wrapper running `sciontool hook`, by pid and start time, so a recycled pid is never taken for it) and, once it has
-answered, starts one detached watcher per session and harness process
-(sciontool_py/harness_exit.py), which applies a session-end once that process
-has exited, unless the session ended meanwhile or another process took it up.
+a wrapper running `sciontool hook`, by pid and start time, so a recycled pid
+is never taken for it) and, once it has answered, starts one detached watcher
+per session and harness process (sciontool_py/harness_exit.py), which applies
+a session-end once that process has exited, unless the session ended
+meanwhile or another process took it up.
 """
 
 from __future__ import annotations
