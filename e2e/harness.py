@@ -58,9 +58,6 @@ class Harness:
     # before is a silent window (docs/harnesses.md, "Where the harness says nothing").
     model_hooks: tuple[str, ...] = ()
     silent_model: str = ""
-    # Why a headless run fires no session end ("" when it does): from its last hook to the next
-    # launch (or the end) is then a silent window, and its final `working` is that window's.
-    headless_end: str = ""
     # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
     # it runs on; `package` and `version` are then the PyPI ones.
     python: tuple[int, int] | None = None

