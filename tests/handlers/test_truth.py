@@ -620,6 +620,10 @@ PLANTED = [
     b'{"session": "' + b"x" * 70000 + b'"}',
     b'{"session": "s", "open": {}, "ended": [], "stamps": {"s": "late"}}',
     b'{"session": "s", "open": {}, "ended": [], "stamps": [1]}',
+    b'{"session": "s", "open": {}, "ended": [], "watched": {"s": [1]}}',
+    b'{"session": "s", "open": {}, "ended": [], "watched": {"s": [0, 5]}}',
+    b'{"session": "s", "open": {}, "ended": [], "watched": {"s": [1.5, 5]}}',
+    b'{"session": "s", "open": {}, "ended": [], "watched": {"s": [true, 5]}}',
 ]
 
 
@@ -694,3 +698,16 @@ def test_keep_state_sources_alone_needs_no_state_file(home: Path, tmp_path: Path
             sys.stdin, sys.stdout, sys.stderr = saved
     assert state(home) == "waiting_for_input"
     assert not (home / sessions.FILE).exists()
+
+
+def test_watched_harnesses_stay_bounded_and_read_back(home: Path) -> None:
+    state = sessions.SessionState()
+    for n in range(3 * sessions.MAX_SESSIONS):
+        state.watch(f"s{n}", [1000 + n, 7])
+    state.watch("s3", [5, 6])  # taken up again by another process: the record is replaced
+    sessions.write(str(home), state)
+    loaded = sessions.read(str(home))
+    assert len(loaded.watched) == sessions.MAX_SESSIONS
+    assert loaded.watched["s3"] == [5, 6]  # the most recently used is kept
+    loaded.unwatch("s3")
+    assert "s3" not in loaded.watched and loaded.dirty
