@@ -93,9 +93,11 @@ def main(argv: list[str]) -> int:
 
     log = AgentLog(home, quiet=True)
     try:
+        spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
+        # From here to apply_event's lock is the only gap a session end the harness left running
+        # could fall into (it would then be said twice): nothing slow goes between.
         if stand_down(home, session, process):
             return 0
-        spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
         data: dict[str, object] = {"reason": REASON}
         if session:
             data["session_id"] = session
