@@ -1,4 +1,5 @@
-"""From the hook: is anything listening, and start the detached worker.
+"""From the hook: is anything listening, and start the detached worker (or, through
+start_detached, the harness exit watcher, which is started the same way).
 
 Both run after the hook answered and cost well under a millisecond: the
 probe is one non-blocking connect to a loopback port (refused at once when
