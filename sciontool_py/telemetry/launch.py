@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 PROBE_WAIT_SECONDS = 0.02  # a loopback answers in microseconds; no answer counts as listening
 WORKER_FD = 3  # where the worker finds the spool folder, locked for it
-_PASSED_PREFIXES = ("SCION_", "SCIONTOOL_", "OTEL_", "GRPC_", "PYTHON", "LC_")
+# COVERAGE_: coverage.py's subprocess measurement (the suite's coverage of the detached processes).
+_PASSED_PREFIXES = ("SCION_", "SCIONTOOL_", "OTEL_", "GRPC_", "PYTHON", "LC_", "COVERAGE_")
 _PASSED = frozenset(
     (
         "HOME",
