@@ -129,6 +129,7 @@ def test_vibe_which_fires_no_session_event_at_all_reads_stopped(agent: Agent, tm
     run = harness(agent, tmp_path, start, end, envelope("post_agent"), dialect="mistral-vibe")
     assert run.wait(timeout=60) == 0
     assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
+    assert eventually(lambda: not watchers(agent.home))  # its agent.log line follows the state
     assert len(ended_lines(agent)) == 1
 
 
