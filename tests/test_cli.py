@@ -112,6 +112,13 @@ def test_dialect_schema_prints_the_committed_schema(capsys: Captured) -> None:
     assert code == 0 and out == (REPO / "dialects" / "dialect.schema.json").read_text()
 
 
+def test_dialect_schema_path_names_the_installed_schema_file(capsys: Captured) -> None:
+    # What a dialect author puts in a `$schema` line: the file the command prints.
+    code, out, _ = run(capsys, "dialect", "schema", "--path")
+    assert code == 0 and out.endswith("dialect.schema.json\n")
+    assert Path(out.strip()).read_text() == (REPO / "dialects" / "dialect.schema.json").read_text()
+
+
 def test_dialect_check_counts_errors_and_warnings(home: Path, capsys: Captured, tmp_path: Path) -> None:
     bad = tmp_path / "dialect.yaml"
     bad.write_text("dialect: mine\nevent_name_field: e\nmapings: {}\n")

@@ -183,3 +183,23 @@ def test_an_invalid_dialect_names_its_first_problem_and_counts_the_rest(home: Pa
 def test_compile_skips_the_cache(dialect_file: Path, tmp_path: Path) -> None:
     assert load.compile_dialect(str(dialect_file)).name == "cached"
     assert cache_entries(tmp_path) == []
+
+
+def test_every_shipped_compiled_form_is_what_its_dialect_yaml_compiles_to(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A packaged dialect.yaml edited without `python -m sciontool_py.dialect.load` ships a stale
+    # compiled.json: regenerating into a copy must give every shipped file back byte for byte.
+    import shutil
+
+    shipped = Path(load.packaged_dir())
+    copy = tmp_path / "dialects"
+    shutil.copytree(shipped, copy, ignore=shutil.ignore_patterns(load.COMPILED_NAME))
+    monkeypatch.setattr(load, "packaged_dir", lambda: str(copy))
+    written = load.write_packaged_forms()
+    names = sorted(Path(p).parent.name for p in written)
+    assert names == sorted(p.parent.name for p in shipped.glob(f"*/{load.COMPILED_NAME}"))
+    assert len(names) >= 16
+    for path in written:
+        got = Path(path).read_bytes()
+        assert got == (shipped / Path(path).parent.name / load.COMPILED_NAME).read_bytes(), path

@@ -600,3 +600,44 @@ def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
     missing = tmp_path / "typo"
     _one_line_error(harness(home, action, "core-agent", "--project", str(missing)), "no such folder")
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("model: [unclosed\n", ["cannot parse YAML (line", "left untouched"]),
+        ("- a list\n- not a mapping\n", ["not a mapping", "left untouched"]),
+        ("hooks: [pre_tool_call]\n", ["hooks is not a mapping", "left untouched"]),
+        ("hooks: {pre_tool_call: []}\n", ["cannot find hooks.pre_tool_call", "by hand"]),
+        ("hooks: {my_event: []}\n", ["hooks is not a block mapping", "by hand"]),
+    ],
+)
+def test_a_hermes_config_install_cannot_edit_safely_is_left_untouched(
+    home: Path, text: str, words: list[str]
+) -> None:
+    config = home / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text(text)
+    proc = harness(home, "install", "hermes", "--user")
+    _one_line_error(proc, str(config), *words)
+    assert config.read_text() == text
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('hooks = [{event = "pre_tool", command = "mine"}]\n', ["inline array", "left untouched"]),
+        ("model = \n", ["cannot parse"]),
+    ],
+)
+def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
+    home: Path, text: str, words: list[str]
+) -> None:
+    hooks = home / ".vibe" / "hooks.toml"
+    hooks.parent.mkdir()
+    hooks.write_text(text)
+    proc = harness(home, "install", "mistral-vibe", "--user")
+    _one_line_error(proc, str(hooks), *words)
+    assert hooks.read_text() == text
+    assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]

@@ -472,3 +472,27 @@ def test_a_redirect_is_not_a_successful_export(agent: Agent, receiver: HttpRecei
     assert any(
         "308 Permanent Redirect: a redirect is not followed" in line for line in telemetry_lines(agent)
     )
+
+
+def test_stale_temp_files_of_killed_hooks_are_swept_and_nothing_else(tmp_path: Path) -> None:
+    # A hook killed mid-write leaves `.NAME.tmp` in the spool; the worker sweeps those older than
+    # STALE_TEMP_SECONDS. A write in progress, a record, a folder and a link's target stay.
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    outside = tmp_path / "outside"
+    outside.write_text("keep")
+    old = time.time() - spool.STALE_TEMP_SECONDS - 30
+    for name in (".stale.tmp", ".dir.tmp", "record.tmp"):
+        path = folder / name
+        path.mkdir() if name == ".dir.tmp" else path.write_text("x")
+        os.utime(path, (old, old))
+    (folder / ".fresh.tmp").write_text("x")
+    (folder / ".link.tmp").symlink_to(outside)
+    os.utime(folder / ".link.tmp", (old, old), follow_symlinks=False)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        spool.sweep_temp_files(str(tmp_path), fd, time.time())
+    finally:
+        os.close(fd)
+    assert sorted(os.listdir(folder)) == [".dir.tmp", ".fresh.tmp", "record.tmp"]
+    assert outside.read_text() == "keep"
