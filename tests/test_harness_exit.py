@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import HANG_BOUND, Agent
+from conftest import HANG_BOUND, REPO, Agent
 
 from sciontool_py.handlers.exit_watch import process_stat
 from sciontool_py.harness_exit import MODULE, REASON
@@ -41,14 +42,20 @@ WRAPPER = "import subprocess, sys\nsys.exit(subprocess.run([sys.executable, '-m'
 
 
 def harness(
-    agent: Agent, tmp_path: Path, *args: str, dialect: str = "qwen-code", wrapped: bool = False
+    agent: Agent,
+    tmp_path: Path,
+    *args: str,
+    dialect: str = "qwen-code",
+    wrapped: bool = False,
+    dialect_file: Path | None = None,
 ) -> subprocess.Popen[bytes]:
     script = tmp_path / "harness.py"
     script.write_text(HARNESS)
-    hook = f"{sys.executable} -m sciontool_py hook --dialect={dialect}"
+    which = f"--dialect-file={dialect_file}" if dialect_file else f"--dialect={dialect}"
+    hook = f"{sys.executable} -m sciontool_py hook {which}"
     if wrapped:
         (tmp_path / "sciontool").write_text(WRAPPER)
-        hook = f"{sys.executable} {tmp_path / 'sciontool'} hook --dialect={dialect}"
+        hook = f"{sys.executable} {tmp_path / 'sciontool'} hook {which}"
     return subprocess.Popen(
         [sys.executable, str(script), *args],
         env={**agent.env, "HOOK": hook},
@@ -232,3 +239,31 @@ def test_a_hook_run_straight_from_a_program_watches_that_program(agent: Agent) -
     assert phase(agent) == "running"
     for pid in watchers(agent.home):  # ours: it would otherwise wait for the suite's end
         os.kill(pid, 15)
+
+
+def test_a_dialect_file_of_the_users_own_is_watched_too(agent: Agent, tmp_path: Path) -> None:
+    # `hook --dialect-file=PATH` with watch_harness_exit: the watcher loads the same file.
+    mine = tmp_path / "mine" / "dialect.yaml"
+    mine.parent.mkdir()
+    shutil.copy(REPO / "dialects" / "qwen-code" / "dialect.yaml", mine)
+    run = harness(agent, tmp_path, envelope("SessionStart", source="startup"), dialect_file=mine)
+    assert run.wait(timeout=60) == 0
+    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
+    assert eventually(lambda: not watchers(agent.home))
+    assert len(ended_lines(agent)) == 1
+
+
+def test_a_watcher_whose_dialect_is_gone_at_the_exit_changes_nothing(agent: Agent, tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    plant(agent, [gone.pid, 1])
+    args = ["--home", str(agent.home), "--session", "s1", "--pid", str(gone.pid), "--start", "1"]
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHER, *args, "--dialect-file", str(tmp_path / "removed.yaml")],
+        env=agent.env,
+        capture_output=True,
+        timeout=HANG_BOUND,
+    )
+    assert done.returncode == 1 and done.stderr == b""
+    assert phase(agent) == "running"
+    assert not ended_lines(agent)

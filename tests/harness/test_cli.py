@@ -641,3 +641,22 @@ def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
     _one_line_error(proc, str(hooks), *words)
     assert hooks.read_text() == text
     assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]
+
+
+def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Path) -> None:
+    # A shell left in a deleted folder: install must not guess a project.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.Popen(  # starts once the folder is gone: the line on stdin says so
+        ["sh", "-c", 'read -r _; exec "$0" -m sciontool_py harness install claude', sys.executable],
+        cwd=gone,
+        env={**os.environ, "HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        text=True,
+    )
+    gone.rmdir()
+    out, err = proc.communicate("go\n", timeout=60)
+    _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "no longer exists")
+    assert list(tmp_path.iterdir()) == [home] and list(home.iterdir()) == []
