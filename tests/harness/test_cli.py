@@ -643,12 +643,19 @@ def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
     assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]
 
 
+# Runs the CLI with argv once a line came on stdin (no shell: one would complain of the folder).
+STARTS_ON_A_LINE = (
+    "import runpy, sys; sys.stdin.readline(); sys.argv[0] = 'sciontool'; "
+    "runpy.run_module('sciontool_py', run_name='__main__')"
+)
+
+
 def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Path) -> None:
     # A shell left in a deleted folder: install must not guess a project.
     gone = tmp_path / "gone"
     gone.mkdir()
     proc = subprocess.Popen(  # starts once the folder is gone: the line on stdin says so
-        ["sh", "-c", 'read -r _; exec "$0" -m sciontool_py harness install claude', sys.executable],
+        [sys.executable, "-c", STARTS_ON_A_LINE, "harness", "install", "claude"],
         cwd=gone,
         env={**os.environ, "HOME": str(home)},
         stdout=subprocess.PIPE,
