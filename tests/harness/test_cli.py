@@ -667,3 +667,27 @@ def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Pat
     out, err = proc.communicate("go\n", timeout=60)
     _one_line_error(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), "no longer exists")
     assert list(tmp_path.iterdir()) == [home] and list(home.iterdir()) == []
+
+
+def test_hermes_install_and_uninstall_say_what_they_found(home: Path) -> None:
+    config = home / ".hermes" / "config.yaml"
+    assert "no such file" in harness(home, "uninstall", "hermes", "--user").stdout
+    config.parent.mkdir()
+    mine = "# my settings\nhooks:\n  pre_tool_call:\n    - command: my-guard\n"
+    config.write_text(mine)
+    assert "no sciontool hooks" in harness(home, "uninstall", "hermes", "--user").stdout
+    assert harness(home, "install", "hermes", "--user").returncode == 0
+    again = harness(home, "install", "hermes", "--user")
+    assert again.returncode == 0 and "already wired" in again.stdout
+    assert harness(home, "uninstall", "hermes", "--user").returncode == 0
+    assert config.read_text() == mine  # the user's own guard and comment, byte for byte
+
+
+def test_hermes_config_of_comments_only_round_trips(home: Path) -> None:
+    config = home / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("# nothing set yet\n")
+    assert harness(home, "install", "hermes", "--user").returncode == 0
+    assert "hooks:" in config.read_text()
+    assert harness(home, "uninstall", "hermes", "--user").returncode == 0
+    assert config.read_text() == "# nothing set yet\n"
