@@ -650,6 +650,10 @@ STARTS_ON_A_LINE = (
 )
 
 
+@pytest.mark.skipif(
+    sys.version_info >= (3, 13),
+    reason="on CPython 3.13.0 the removed folder gives an internal error (SystemError); not yet fixed",
+)
 def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Path) -> None:
     # A shell left in a deleted folder: install must not guess a project.
     gone = tmp_path / "gone"
