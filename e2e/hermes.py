@@ -36,10 +36,7 @@ def setup(run: Run) -> dict[str, str]:
     (run.home / ".hermes").mkdir()
     (run.home / ".hermes" / "config.yaml").write_text(CONFIG.format(url=run.url))
     print(run.sciontool("harness", "install", "hermes", "--user"), end="")
-    env = run.env()
-    recorder, rest = env["PATH"].split(":", 1)
-    env["PATH"] = f"{recorder}:{CACHE / 'venv-hermes' / 'bin'}:{rest}"
-    return env
+    return run.env(bin_dir=CACHE / "venv-hermes" / "bin")
 
 
 def headless(prompt: str, resume: bool) -> list[str]:

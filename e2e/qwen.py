@@ -25,13 +25,12 @@ EXPECTED = [
 
 def setup(run: Run) -> dict[str, str]:
     print(run.sciontool("harness", "install", "qwen-code", "--project", str(run.project)), end="")
-    env: dict[str, str] = run.env(
-        OPENAI_BASE_URL=f"{run.url}/v1", OPENAI_API_KEY="fake-key", OPENAI_MODEL="gpt-4.1"
+    return run.env(
+        bin_dir=CACHE / "node22" / "node_modules" / ".bin",  # Qwen Code needs Node 22
+        OPENAI_BASE_URL=f"{run.url}/v1",
+        OPENAI_API_KEY="fake-key",
+        OPENAI_MODEL="gpt-4.1",
     )
-    node22 = CACHE / "node22" / "node_modules" / ".bin"
-    recorder, rest = env["PATH"].split(":", 1)
-    env["PATH"] = f"{recorder}:{node22}:{rest}"  # the recorder first, then Node 22
-    return env
 
 
 ARGV = ["qwen", "--auth-type", "openai", "-m", "gpt-4.1"]

@@ -52,7 +52,9 @@ class Run:
         self.home.mkdir()
         self.project.mkdir()
 
-    def env(self, **extra: str) -> dict[str, str]:
+    def env(self, bin_dir: Path | None = None, **extra: str) -> dict[str, str]:
+        """The harness's environment; BIN_DIR (a harness's own venv or Node) comes right after the
+        recorder on PATH."""
         recorder = self.root / "bin"
         recorder.mkdir(exist_ok=True)
         wrapper = recorder / "sciontool"
@@ -60,7 +62,18 @@ class Run:
         wrapper.chmod(0o755)
         node_bin = os.path.dirname(shutil.which("node") or "/usr/bin/node")
         return {
-            "PATH": f"{recorder}:{CACHE / 'npm' / 'node_modules' / '.bin'}:{node_bin}:/usr/bin:/bin",
+            "PATH": ":".join(
+                str(p)
+                for p in (
+                    recorder,
+                    bin_dir,
+                    CACHE / "npm" / "node_modules" / ".bin",
+                    node_bin,
+                    "/usr/bin",
+                    "/bin",
+                )
+                if p is not None
+            ),
             "HOME": str(self.home),
             "TERM": "dumb",
             "E2E_SCIONTOOL": str(Path(sys.executable).parent / "sciontool"),

@@ -47,10 +47,7 @@ def setup(run: Run) -> dict[str, str]:
     (run.home / ".vibe").mkdir()
     (run.home / ".vibe" / "config.toml").write_text(CONFIG.format(url=run.url))
     print(run.sciontool("harness", "install", "mistral-vibe", "--user"), end="")
-    env = run.env()
-    recorder, rest = env["PATH"].split(":", 1)
-    env["PATH"] = f"{recorder}:{CACHE / 'venv-mistral-vibe' / 'bin'}:{rest}"
-    return env
+    return run.env(bin_dir=CACHE / "venv-mistral-vibe" / "bin")
 
 
 def headless(prompt: str, resume: bool) -> list[str]:
