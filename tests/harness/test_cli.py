@@ -643,17 +643,16 @@ def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
     assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]
 
 
-# Runs the CLI with argv once a line came on stdin (no shell: one would complain of the folder).
+# Starts `python -m sciontool_py` (as the harness tests do) once a line arrives on stdin, so the
+# folder can go first. The gate execs rather than running the module under `-c`: there sys.path
+# starts with '', and CPython 3.13.0-3.13.2 then fail an attribute miss on any module with a
+# SystemError when the current folder is gone (python/cpython#130932, fixed in 3.13.3).
 STARTS_ON_A_LINE = (
-    "import runpy, sys; sys.stdin.readline(); sys.argv[0] = 'sciontool'; "
-    "runpy.run_module('sciontool_py', run_name='__main__')"
+    "import os, sys; sys.stdin.readline(); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'sciontool_py', *sys.argv[1:]])"
 )
 
 
-@pytest.mark.skipif(
-    sys.version_info >= (3, 13),
-    reason="on CPython 3.13.0 the removed folder gives an internal error (SystemError); not yet fixed",
-)
 def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Path) -> None:
     # A shell left in a deleted folder: install must not guess a project.
     gone = tmp_path / "gone"
