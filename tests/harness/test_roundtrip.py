@@ -1,4 +1,5 @@
-"""Install then uninstall gives back every byte, for every harness, through the real CLI.
+"""Install then uninstall gives back every byte, for every harness, through the real CLI (as a
+process for each harness's realistic settings, its typer app in this process for the others).
 
 Each harness starts from what a person may have: no file, an empty `{}`, their own empty
 `"hooks"` lists, or settings shaped like real ones (JSONC for Gemini CLI and Qwen Code). The
@@ -11,10 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import CliHere, Ran
 
 CLAUDE = """\
 {
@@ -176,22 +179,22 @@ def snapshot(root: Path, cache: bool = True) -> dict[str, bytes | None]:
     return out
 
 
+# What a test must not inherit: each sends a harness's settings (or the cache) elsewhere.
+FOREIGN = (
+    "SCION_DIALECTS_PATH",
+    "CODEX_HOME",
+    "VIBE_HOME",
+    "HERMES_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "SCIONTOOL_CACHE_DIR",  # the cache goes under HOME: --dry-run must not write it
+)
+
+
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k
-        not in (
-            "SCION_DIALECTS_PATH",
-            "CODEX_HOME",
-            "VIBE_HOME",
-            "HERMES_HOME",
-            "XDG_CONFIG_HOME",
-            "XDG_STATE_HOME",
-            "XDG_CACHE_HOME",
-        )
-    }
-    env.pop("SCIONTOOL_CACHE_DIR", None)  # the cache goes under HOME: --dry-run must not write it
+    """`sciontool harness ARGS` as its own process, HOME in tmp."""
+    env = {k: v for k, v in os.environ.items() if k not in FOREIGN}
     env["HOME"] = str(tmp / "home")
     proc = subprocess.run(
         [sys.executable, "-m", "sciontool_py", "harness", *args],
@@ -204,8 +207,30 @@ def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+@pytest.fixture
+def run_here(cli_here: CliHere, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
+    """`run` through the same typer app in this process: the CLI's own entry, the same
+    environment (each command reads HOME and the cache folder when it runs)."""
+
+    def here(tmp: Path, *args: str) -> Ran:
+        for name in FOREIGN:
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HOME", str(tmp / "home"))
+        done = cli_here("harness", *args)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    return here
+
+
 @pytest.mark.parametrize(("h", "start"), CASES, ids=[f"{h.name}-{start}" for h, start in CASES])
-def test_install_then_uninstall_gives_back_every_byte(tmp_path: Path, h: Harness, start: str) -> None:
+def test_install_then_uninstall_gives_back_every_byte(
+    tmp_path: Path, h: Harness, start: str, run_here: Callable[..., Ran]
+) -> None:
+    # The realistic start of each harness runs every command as its own process; the other
+    # starts (what the edit itself must get right) run the same CLI in this process, without
+    # four interpreter starts of typer and pydantic each. The tests below use processes too.
+    harness: Callable[..., object] = run if start == "realistic" else run_here
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
@@ -221,19 +246,19 @@ def test_install_then_uninstall_gives_back_every_byte(tmp_path: Path, h: Harness
     where = [h.scope, str(project)] if h.scope == "--project" else [h.scope]
     before = snapshot(tmp_path)
 
-    run(tmp_path, "install", h.name, *where, "--dry-run")
+    harness(tmp_path, "install", h.name, *where, "--dry-run")
     assert snapshot(tmp_path) == before  # --dry-run writes nothing, no cache either
 
-    run(tmp_path, "install", h.name, *where)
+    harness(tmp_path, "install", h.name, *where)
     installed = settings.read_text()
     assert "hook" in installed and installed != text
     # A second install with another program replaces ours: one hook per event, as before.
-    run(tmp_path, "install", h.name, *where, "--command", "/opt/venv/bin/sciontool")
+    harness(tmp_path, "install", h.name, *where, "--command", "/opt/venv/bin/sciontool")
     again = settings.read_text()
     assert again.count("hook") == installed.count("hook")
     assert "/opt/venv/bin/sciontool hook" in again
 
-    run(tmp_path, "uninstall", h.name, *where)
+    harness(tmp_path, "uninstall", h.name, *where)
     assert snapshot(tmp_path, cache=False) == before
 
 
