@@ -63,31 +63,45 @@ def compiled(
     return compile_line(spec, raw, name, mapping, head, codec, tokens)
 
 
-@st.composite
-def envelopes(draw: st.DrawFn, spec: DialectSpec, raw: str) -> dict[str, object]:
+# The parts of an envelope, built once: a strategy made anew for each draw is validated anew,
+# which cost more than the test itself. The same strategies, so the same inputs.
+field_values = leaves | values
+default_keys = st.sampled_from(sorted(DEFAULT_KEYS))
+tool_inputs = st.fixed_dictionaries({}, optional={"file_path": values, "k": values})
+token_counts = st.dictionaries(st.sampled_from(TOKEN_NAMES), leaves, max_size=3)
+usages = token_counts | values
+
+
+@functools.cache
+def envelopes(spec: DialectSpec, raw: str) -> st.SearchStrategy[dict[str, object]]:
     """What the mapping reads, at its paths and beside them, with values of every JSON type."""
-    envelope: dict[str, object] = {spec.name_fields[0]: raw}
     mapping = spec.mappings.get(raw)
     paths = list(mapping.fields.values()) if mapping is not None else []
-    for path in draw(st.lists(st.sampled_from(paths), unique=True)) if paths else []:
-        node = envelope
-        for key in path[:-1]:
-            child = node.setdefault(key, {})
-            if type(child) is not dict:
-                break
-            node = child
-        else:
-            node[path[-1]] = draw(leaves | values)
-    if draw(st.booleans()):  # a default key is often one the compiled line leaves to event_data
-        envelope[draw(st.sampled_from(sorted(DEFAULT_KEYS)))] = draw(leaves)
-    if draw(st.booleans()):
-        envelope["tool_input"] = draw(st.fixed_dictionaries({}, optional={"file_path": values, "k": values}))
-    if draw(st.booleans()):  # what the shared token extraction reads
-        counts = st.dictionaries(st.sampled_from(TOKEN_NAMES), leaves, max_size=3)
-        envelope.update(draw(counts))
+    path_lists = st.lists(st.sampled_from(paths), unique=True) if paths else None
+
+    @st.composite
+    def envelope_of(draw: st.DrawFn) -> dict[str, object]:
+        envelope: dict[str, object] = {spec.name_fields[0]: raw}
+        for path in draw(path_lists) if path_lists is not None else []:
+            node = envelope
+            for key in path[:-1]:
+                child = node.setdefault(key, {})
+                if type(child) is not dict:
+                    break
+                node = child
+            else:
+                node[path[-1]] = draw(field_values)
+        if draw(st.booleans()):  # a default key is often one the compiled line leaves to event_data
+            envelope[draw(default_keys)] = draw(leaves)
         if draw(st.booleans()):
-            envelope["usage"] = draw(counts | values)
-    return envelope
+            envelope["tool_input"] = draw(tool_inputs)
+        if draw(st.booleans()):  # what the shared token extraction reads
+            envelope.update(draw(token_counts))
+            if draw(st.booleans()):
+                envelope["usage"] = draw(usages)
+        return envelope
+
+    return envelope_of()
 
 
 @pytest.mark.parametrize(("spec", "raw"), CASES, ids=[f"{s.name}:{raw}" for s, raw in CASES])
