@@ -22,6 +22,7 @@ from sciontool_py.dialect.normalize import normalize
 from sciontool_py.dialect.stream import normalize_stream
 
 FAST = OrjsonCodec(orjson)
+CORE_AGENT = find_dialect("core-agent")  # loaded once: 600 examples read it
 
 # Where Go's notation or orjson's changes, and the ends of float64.
 EDGE_FLOATS = [
@@ -170,7 +171,7 @@ envelopes = st.one_of(
 def test_normalize_writes_the_reference_bytes_on_float_rich_envelopes(
     include_raw: bool, batch: list[dict[str, object]]
 ) -> None:
-    spec = find_dialect("core-agent")
+    spec = CORE_AGENT
     # json writes 2**64 (orjson cannot) and non-ASCII as it is, as harnesses do.
     data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in batch).encode()
     expected = b"".join(
