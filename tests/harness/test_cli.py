@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Agent
+from conftest import Agent, CliHere, Ran
 
 from harness.test_merge import harness
 
@@ -34,7 +34,7 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
-def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+def _one_line_error(proc: subprocess.CompletedProcess[str] | Ran, *words: str) -> None:
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.startswith("sciontool harness ")
@@ -44,55 +44,61 @@ def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None
         assert word in proc.stderr
 
 
-def test_a_file_that_does_not_parse_is_left_untouched(tmp_path: Path, home: Path) -> None:
+def test_a_file_that_does_not_parse_is_left_untouched(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"permissions": {"allow": ["Bash"],}}\n')  # a trailing comma
-    proc = harness(home, "install", "claude", "--project", str(tmp_path))
+    proc = harness_here(home, "install", "claude", "--project", str(tmp_path))
     _one_line_error(proc, str(settings), "cannot parse", "left untouched")
     assert settings.read_text() == '{"permissions": {"allow": ["Bash"],}}\n'
     assert not (tmp_path / ".claude" / "settings.json.bak").exists()
 
 
-def test_a_codex_config_that_does_not_parse_is_left_untouched(home: Path) -> None:
+def test_a_codex_config_that_does_not_parse_is_left_untouched(home: Path, harness_here: CliHere) -> None:
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text("model = \n")
-    proc = harness(home, "install", "codex", "--user")
+    proc = harness_here(home, "install", "codex", "--user")
     _one_line_error(proc, str(config), "cannot parse")
     assert config.read_text() == "model = \n"
     assert not (home / ".codex" / "hooks.json").exists()
 
 
-def test_hooks_that_are_not_an_object_are_refused(tmp_path: Path, home: Path) -> None:
+def test_hooks_that_are_not_an_object_are_refused(tmp_path: Path, home: Path, harness_here: CliHere) -> None:
     settings = tmp_path / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"hooks": ["old style"]}\n')
     _one_line_error(
-        harness(home, "install", "gemini", "--project", str(tmp_path)), '"hooks" is not an object'
+        harness_here(home, "install", "gemini", "--project", str(tmp_path)), '"hooks" is not an object'
     )
     assert settings.read_text() == '{"hooks": ["old style"]}\n'
 
 
-def test_a_symlink_out_of_the_project_is_not_followed(tmp_path: Path, home: Path) -> None:
+def test_a_symlink_out_of_the_project_is_not_followed(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     outside = tmp_path / "dotfiles-settings.json"
     outside.write_text("{}\n")
     (project / ".claude" / "settings.json").symlink_to(outside)
-    proc = harness(home, "install", "claude", "--project", str(project))
+    proc = harness_here(home, "install", "claude", "--project", str(project))
     _one_line_error(proc, "outside", "not following the symlink")
     assert outside.read_text() == "{}\n"
 
 
-def test_a_symlink_inside_the_project_is_followed_and_kept(tmp_path: Path, home: Path) -> None:
+def test_a_symlink_inside_the_project_is_followed_and_kept(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     shared = project / "shared-settings.json"
     shared.write_text("{}\n")
     link = project / ".claude" / "settings.json"
     link.symlink_to(shared)
-    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    assert harness_here(home, "install", "claude", "--project", str(project)).returncode == 0
     assert link.is_symlink()
     assert "sciontool hook --dialect=claude" in shared.read_text()
 
@@ -108,35 +114,39 @@ def test_a_symlink_inside_the_project_is_followed_and_kept(tmp_path: Path, home:
     ],
 )
 def test_refusals_are_one_line(home: Path, tmp_path: Path, args: list[str], words: list[str]) -> None:
+    # As processes: a refusal is one line on the stderr of the process (most tests here run the
+    # CLI in this process).
     _one_line_error(harness(home, *args, cwd=tmp_path), *words)
 
 
-def test_default_project_is_the_current_folder(tmp_path: Path, home: Path) -> None:
-    proc = harness(home, "install", "claude", cwd=tmp_path)
+def test_default_project_is_the_current_folder(tmp_path: Path, home: Path, harness_here: CliHere) -> None:
+    proc = harness_here(home, "install", "claude", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / ".claude" / "settings.json").exists()
 
 
-def test_user_scope_writes_the_home_settings(home: Path) -> None:
+def test_user_scope_writes_the_home_settings(home: Path, harness_here: CliHere) -> None:
     for name, path in (("claude", ".claude/settings.json"), ("gemini", ".gemini/settings.json")):
-        assert harness(home, "install", name, "--user").returncode == 0
+        assert harness_here(home, "install", name, "--user").returncode == 0
         assert f"sciontool hook --dialect={name}" in (home / path).read_text()
-    assert harness(home, "install", "opencode", "--user").returncode == 0
+    assert harness_here(home, "install", "opencode", "--user").returncode == 0
     assert (home / ".config" / "opencode" / "plugins" / "sciontool-bridge.js").exists()
 
 
-def test_show_prints_what_install_writes_and_writes_nothing(tmp_path: Path, home: Path) -> None:
-    shown = harness(home, "show", "claude", "--project", str(tmp_path))
+def test_show_prints_what_install_writes_and_writes_nothing(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
+    shown = harness_here(home, "show", "claude", "--project", str(tmp_path))
     assert shown.returncode == 0, shown.stderr
     comment, _, body = shown.stdout.partition("\n")
     assert comment == f"# merged into {tmp_path}/.claude/settings.json"
     assert not (tmp_path / ".claude").exists()
-    assert harness(home, "install", "claude", "--project", str(tmp_path)).returncode == 0
+    assert harness_here(home, "install", "claude", "--project", str(tmp_path)).returncode == 0
     assert json.loads(body) == json.loads((tmp_path / ".claude" / "settings.json").read_text())
 
 
-def test_show_codex_names_notify_and_trust(home: Path) -> None:
-    shown = harness(home, "show", "codex", "--user")
+def test_show_codex_names_notify_and_trust(home: Path, harness_here: CliHere) -> None:
+    shown = harness_here(home, "show", "codex", "--user")
     assert shown.returncode == 0
     assert f"# in {home}/.codex/config.toml" in shown.stdout
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in shown.stdout
@@ -145,6 +155,7 @@ def test_show_codex_names_notify_and_trust(home: Path) -> None:
 
 
 def test_show_opencode_and_agentino(home: Path) -> None:
+    # `harness show` as a process (the tests above run it in this process).
     shown = harness(home, "show", "opencode", "--user")
     assert shown.stdout.startswith(f"// save as {home}/.config/opencode/plugins/sciontool-bridge.js")
     assert 'const COMMAND = ["sciontool", "hook", "--dialect=opencode"];' in shown.stdout
@@ -157,25 +168,28 @@ def test_show_opencode_and_agentino(home: Path) -> None:
     assert '"PostToolUseFailure"' in agentino.stdout
 
 
-def test_another_command_replaces_ours_and_uninstall_finds_either(tmp_path: Path, home: Path) -> None:
+def test_another_command_replaces_ours_and_uninstall_finds_either(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     sciontool = "/opt/venv/bin/sciontool"
     settings = tmp_path / ".claude" / "settings.json"
-    assert harness(home, "install", "claude", "--project", str(tmp_path)).returncode == 0
+    assert harness_here(home, "install", "claude", "--project", str(tmp_path)).returncode == 0
     assert (
-        harness(home, "install", "claude", "--project", str(tmp_path), "--command", sciontool).returncode == 0
+        harness_here(home, "install", "claude", "--project", str(tmp_path), "--command", sciontool).returncode
+        == 0
     )
     text = settings.read_text()
     assert f"{sciontool} hook --dialect=claude" in text
     assert '"sciontool hook --dialect=claude"' not in text  # replaced: each event runs once
     assert text.count("hook --dialect=claude") == len(json.loads(text)["hooks"])
     # Uninstall finds sciontool's hooks whatever program ran them.
-    other = harness(home, "uninstall", "claude", "--project", str(tmp_path))
+    other = harness_here(home, "uninstall", "claude", "--project", str(tmp_path))
     assert other.returncode == 0, other.stderr
     assert not settings.exists() and not settings.parent.exists()
 
 
-def test_command_prefix_becomes_codex_notify_argv(home: Path) -> None:
-    proc = harness(home, "install", "codex", "--user", "--command", "python3 -m sciontool_py")
+def test_command_prefix_becomes_codex_notify_argv(home: Path, harness_here: CliHere) -> None:
+    proc = harness_here(home, "install", "codex", "--user", "--command", "python3 -m sciontool_py")
     assert proc.returncode == 0, proc.stderr
     config = (home / ".codex" / "config.toml").read_text()
     assert 'notify = ["python3", "-m", "sciontool_py", "hook", "--dialect=codex"]' in config
@@ -200,25 +214,29 @@ def test_installed_events_follow_the_dialect(tmp_path: Path, home: Path) -> None
     assert hooks["PostToolUseFailure"][0]["matcher"] == "*"
 
 
-def test_core_agent_writes_the_agents_folder_core_agent_would_find(tmp_path: Path, home: Path) -> None:
+def test_core_agent_writes_the_agents_folder_core_agent_would_find(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     (tmp_path / ".agents").mkdir()
     sub = tmp_path / "src" / "pkg"
     sub.mkdir(parents=True)
-    proc = harness(home, "install", "core-agent", "--project", str(sub))
+    proc = harness_here(home, "install", "core-agent", "--project", str(sub))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / ".agents" / "config.json").exists()
     assert not (sub / ".agents").exists()
 
 
-def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(tmp_path: Path, home: Path) -> None:
+def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
     plugin = tmp_path / ".opencode" / "plugins" / "sciontool-bridge.js"
     plugin.parent.mkdir(parents=True)
     plugin.write_text("export const Mine = async () => ({})\n")
     _one_line_error(
-        harness(home, "install", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
+        harness_here(home, "install", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
     )
     _one_line_error(
-        harness(home, "uninstall", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
+        harness_here(home, "uninstall", "opencode", "--project", str(tmp_path)), "not sciontool's bridge"
     )
     assert plugin.read_text() == "export const Mine = async () => ({})\n"
 
@@ -595,10 +613,10 @@ def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
 
 @pytest.mark.parametrize("action", ["install", "uninstall"])
 def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
-    tmp_path: Path, home: Path, action: str
+    tmp_path: Path, home: Path, action: str, harness_here: CliHere
 ) -> None:
     missing = tmp_path / "typo"
-    _one_line_error(harness(home, action, "core-agent", "--project", str(missing)), "no such folder")
+    _one_line_error(harness_here(home, action, "core-agent", "--project", str(missing)), "no such folder")
     assert not missing.exists()
 
 
@@ -613,12 +631,12 @@ def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
     ],
 )
 def test_a_hermes_config_install_cannot_edit_safely_is_left_untouched(
-    home: Path, text: str, words: list[str]
+    home: Path, text: str, words: list[str], harness_here: CliHere
 ) -> None:
     config = home / ".hermes" / "config.yaml"
     config.parent.mkdir()
     config.write_text(text)
-    proc = harness(home, "install", "hermes", "--user")
+    proc = harness_here(home, "install", "hermes", "--user")
     _one_line_error(proc, str(config), *words)
     assert config.read_text() == text
     assert sorted(p.name for p in config.parent.iterdir()) == ["config.yaml"]
@@ -632,12 +650,12 @@ def test_a_hermes_config_install_cannot_edit_safely_is_left_untouched(
     ],
 )
 def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
-    home: Path, text: str, words: list[str]
+    home: Path, text: str, words: list[str], harness_here: CliHere
 ) -> None:
     hooks = home / ".vibe" / "hooks.toml"
     hooks.parent.mkdir()
     hooks.write_text(text)
-    proc = harness(home, "install", "mistral-vibe", "--user")
+    proc = harness_here(home, "install", "mistral-vibe", "--user")
     _one_line_error(proc, str(hooks), *words)
     assert hooks.read_text() == text
     assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]
@@ -672,25 +690,25 @@ def test_a_current_folder_that_was_removed_is_one_line(tmp_path: Path, home: Pat
     assert list(tmp_path.iterdir()) == [home] and list(home.iterdir()) == []
 
 
-def test_hermes_install_and_uninstall_say_what_they_found(home: Path) -> None:
+def test_hermes_install_and_uninstall_say_what_they_found(home: Path, harness_here: CliHere) -> None:
     config = home / ".hermes" / "config.yaml"
-    assert "no such file" in harness(home, "uninstall", "hermes", "--user").stdout
+    assert "no such file" in harness_here(home, "uninstall", "hermes", "--user").stdout
     config.parent.mkdir()
     mine = "# my settings\nhooks:\n  pre_tool_call:\n    - command: my-guard\n"
     config.write_text(mine)
-    assert "no sciontool hooks" in harness(home, "uninstall", "hermes", "--user").stdout
-    assert harness(home, "install", "hermes", "--user").returncode == 0
-    again = harness(home, "install", "hermes", "--user")
+    assert "no sciontool hooks" in harness_here(home, "uninstall", "hermes", "--user").stdout
+    assert harness_here(home, "install", "hermes", "--user").returncode == 0
+    again = harness_here(home, "install", "hermes", "--user")
     assert again.returncode == 0 and "already wired" in again.stdout
-    assert harness(home, "uninstall", "hermes", "--user").returncode == 0
+    assert harness_here(home, "uninstall", "hermes", "--user").returncode == 0
     assert config.read_text() == mine  # the user's own guard and comment, byte for byte
 
 
-def test_hermes_config_of_comments_only_round_trips(home: Path) -> None:
+def test_hermes_config_of_comments_only_round_trips(home: Path, harness_here: CliHere) -> None:
     config = home / ".hermes" / "config.yaml"
     config.parent.mkdir()
     config.write_text("# nothing set yet\n")
-    assert harness(home, "install", "hermes", "--user").returncode == 0
+    assert harness_here(home, "install", "hermes", "--user").returncode == 0
     assert "hooks:" in config.read_text()
-    assert harness(home, "uninstall", "hermes", "--user").returncode == 0
+    assert harness_here(home, "uninstall", "hermes", "--user").returncode == 0
     assert config.read_text() == "# nothing set yet\n"

@@ -1,4 +1,5 @@
-"""`sciontool harness install/uninstall` through the real CLI, on settings shaped like real ones.
+"""`sciontool harness install/uninstall` through the real CLI, on settings shaped like real ones:
+in this process (`harness_here`) but where a test keeps the process (`harness`).
 
 For each harness: the user's settings and hooks keep their bytes, a second install changes
 nothing, FILE.bak only with --backup, --dry-run prints the diff install would apply and writes
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import CliHere
 
 from sciontool_py.dialect.discover import find_dialect
 
@@ -195,10 +197,12 @@ def _our_events(data: dict[str, object], command: str) -> list[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_install_merges_and_keeps_everything_else(case: Case, dirs: tuple[Path, Path]) -> None:
+def test_install_merges_and_keeps_everything_else(
+    case: Case, dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     path, args = _setup(case, dirs)
     before = json.loads(case.original)
-    done = harness(dirs[1], "install", *args)
+    done = harness_here(dirs[1], "install", *args)
     assert done.returncode == 0, done.stderr
     assert f"{path.resolve()}: added sciontool hooks for " in done.stdout
     after = json.loads(path.read_text())
@@ -223,31 +227,36 @@ def test_install_merges_and_keeps_everything_else(case: Case, dirs: tuple[Path, 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_install_twice_changes_nothing_and_backs_up_only_when_asked(
-    case: Case, dirs: tuple[Path, Path]
+    case: Case, dirs: tuple[Path, Path], harness_here: CliHere
 ) -> None:
+    # --backup as a process too, for one harness (the others' installs run as processes in
+    # test_roundtrip.py).
+    run = harness if case.harness == "claude" else harness_here
     path, args = _setup(case, dirs)
-    assert harness(dirs[1], "install", *args).returncode == 0
+    assert run(dirs[1], "install", *args).returncode == 0
     installed = path.read_bytes()
     backup = Path(str(path.resolve()) + ".bak")
     assert not backup.exists()
-    again = harness(dirs[1], "install", *args, "--backup")
+    again = run(dirs[1], "install", *args, "--backup")
     assert again.returncode == 0
     assert f"{path.resolve()}: already wired, unchanged" in again.stdout
     assert path.read_bytes() == installed
     assert not backup.exists()  # nothing changed: nothing to back up
-    assert harness(dirs[1], "uninstall", *args, "--backup").returncode == 0
+    assert run(dirs[1], "uninstall", *args, "--backup").returncode == 0
     assert backup.read_bytes() == installed
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_dry_run_prints_the_diff_install_applies(case: Case, dirs: tuple[Path, Path]) -> None:
+def test_dry_run_prints_the_diff_install_applies(
+    case: Case, dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     path, args = _setup(case, dirs)
     listing = sorted(p for p in dirs[0].parent.rglob("*"))
-    dry = harness(dirs[1], "install", *args, "--dry-run")
+    dry = harness_here(dirs[1], "install", *args, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert path.read_text() == case.original
     assert sorted(p for p in dirs[0].parent.rglob("*")) == listing  # no file at all, no cache
-    assert harness(dirs[1], "install", *args).returncode == 0
+    assert harness_here(dirs[1], "install", *args).returncode == 0
     real = str(path.resolve())
     expected = "".join(
         difflib.unified_diff(
@@ -259,28 +268,32 @@ def test_dry_run_prints_the_diff_install_applies(case: Case, dirs: tuple[Path, P
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_uninstall_gives_back_the_file_as_it_was(case: Case, dirs: tuple[Path, Path]) -> None:
+def test_uninstall_gives_back_the_file_as_it_was(
+    case: Case, dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     path, args = _setup(case, dirs)
-    assert harness(dirs[1], "install", *args).returncode == 0
+    assert harness_here(dirs[1], "install", *args).returncode == 0
     installed = path.read_text()
-    dry = harness(dirs[1], "uninstall", *args, "--dry-run")
+    dry = harness_here(dirs[1], "uninstall", *args, "--dry-run")
     assert dry.returncode == 0 and path.read_text() == installed
     assert f'-                "command": "{_ours(case)}"' in dry.stdout or _ours(case) in dry.stdout
-    done = harness(dirs[1], "uninstall", *args)
+    done = harness_here(dirs[1], "uninstall", *args)
     assert done.returncode == 0, done.stderr
     assert "removed sciontool hooks for" in done.stdout
     assert path.read_bytes() == case.original.encode()
     assert not Path(str(path.resolve()) + ".bak").exists()
-    again = harness(dirs[1], "uninstall", *args)
+    again = harness_here(dirs[1], "uninstall", *args)
     assert "no sciontool hooks, unchanged" in again.stdout
     assert path.read_text() == case.original
 
 
-def test_codex_install_sets_notify_keeping_comments_and_uninstall_removes_it(dirs: tuple[Path, Path]) -> None:
+def test_codex_install_sets_notify_keeping_comments_and_uninstall_removes_it(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     _, home = dirs
     _setup(CASES[2], dirs)
     config = home / ".codex" / "config.toml"
-    done = harness(home, "install", "codex", "--user")
+    done = harness_here(home, "install", "codex", "--user")
     assert done.returncode == 0, done.stderr
     text = config.read_text()
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in text
@@ -289,29 +302,29 @@ def test_codex_install_sets_notify_keeping_comments_and_uninstall_removes_it(dir
     # notify is a top-level key: it sits before the first table.
     assert text.index("notify =") < text.index('[projects."/home/dev/work"]')
     assert "trust" in done.stdout  # Codex runs hooks only once trusted: say so
-    assert harness(home, "install", "codex", "--user").stdout.count("unchanged") == 2
-    assert harness(home, "uninstall", "codex", "--user").returncode == 0
+    assert harness_here(home, "install", "codex", "--user").stdout.count("unchanged") == 2
+    assert harness_here(home, "uninstall", "codex", "--user").returncode == 0
     assert config.read_text() == CODEX_CONFIG
 
 
-def test_codex_keeps_another_notify_unless_forced(dirs: tuple[Path, Path]) -> None:
+def test_codex_keeps_another_notify_unless_forced(dirs: tuple[Path, Path], harness_here: CliHere) -> None:
     _, home = dirs
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     original = 'notify = ["sh", "notify.sh"]  # my wrapper\nmodel = "o3"\n'
     config.write_text(original)
-    refused = harness(home, "install", "codex", "--user")
+    refused = harness_here(home, "install", "codex", "--user")
     assert refused.returncode == 1
     assert refused.stderr.count("\n") == 1
     assert 'notify is already ["sh", "notify.sh"]' in refused.stderr and "--force" in refused.stderr
     assert config.read_text() == original
     assert not (home / ".codex" / "hooks.json").exists()  # nothing half-done
-    forced = harness(home, "install", "codex", "--user", "--force")
+    forced = harness_here(home, "install", "codex", "--user", "--force")
     assert forced.returncode == 0, forced.stderr
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
     assert 'model = "o3"' in config.read_text()
     # The user's notify stays in the file as a comment, and uninstall puts it back.
-    assert harness(home, "uninstall", "codex", "--user").returncode == 0
+    assert harness_here(home, "uninstall", "codex", "--user").returncode == 0
     assert config.read_text() == original
     assert sorted(p.name for p in (home / ".codex").iterdir()) == ["config.toml"]
 
@@ -338,7 +351,7 @@ def test_codex_project_layer_and_codex_home(dirs: tuple[Path, Path], tmp_path: P
     assert not (home / ".codex").exists()
 
 
-def test_new_files_are_created_and_removed_again(dirs: tuple[Path, Path]) -> None:
+def test_new_files_are_created_and_removed_again(dirs: tuple[Path, Path], harness_here: CliHere) -> None:
     project, home = dirs
     for name, path in (
         ("claude", project / ".claude" / "settings.json"),
@@ -350,18 +363,20 @@ def test_new_files_are_created_and_removed_again(dirs: tuple[Path, Path]) -> Non
             # core-agent uses the nearest .agents/ up the tree: the project's own keeps the
             # test inside its folder whatever a parent of the temp dir holds.
             path.parent.mkdir()
-        done = harness(home, "install", name, "--project", str(project))
+        done = harness_here(home, "install", name, "--project", str(project))
         assert done.returncode == 0, done.stderr
         assert "(new file)" in done.stdout
         assert path.exists()
-        gone = harness(home, "uninstall", name, "--project", str(project))
+        gone = harness_here(home, "uninstall", name, "--project", str(project))
         assert gone.returncode == 0, gone.stderr
         assert not path.exists()
 
 
-def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(dirs: tuple[Path, Path]) -> None:
+def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     project, home = dirs
-    assert harness(home, "install", "gemini", "--project", str(project)).returncode == 0
+    assert harness_here(home, "install", "gemini", "--project", str(project)).returncode == 0
     hooks = json.loads((project / ".gemini" / "settings.json").read_text())["hooks"]
     for event, [group] in hooks.items():
         [hook] = group["hooks"]
@@ -376,9 +391,9 @@ def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(dirs
             assert group["matcher"] == "*"
 
 
-def test_claude_matcher_only_on_tool_events(dirs: tuple[Path, Path]) -> None:
+def test_claude_matcher_only_on_tool_events(dirs: tuple[Path, Path], harness_here: CliHere) -> None:
     project, home = dirs
-    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    assert harness_here(home, "install", "claude", "--project", str(project)).returncode == 0
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     tool_events = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
     for event, [group] in hooks.items():
@@ -386,13 +401,15 @@ def test_claude_matcher_only_on_tool_events(dirs: tuple[Path, Path]) -> None:
         assert group["hooks"] == [{"type": "command", "command": "sciontool hook --dialect=claude"}]
 
 
-def test_a_hook_the_user_put_in_our_group_survives_uninstall(dirs: tuple[Path, Path]) -> None:
+def test_a_hook_the_user_put_in_our_group_survives_uninstall(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
     project, home = dirs
     path = project / ".claude" / "settings.json"
-    assert harness(home, "install", "claude", "--project", str(project)).returncode == 0
+    assert harness_here(home, "install", "claude", "--project", str(project)).returncode == 0
     data = json.loads(path.read_text())
     data["hooks"]["Stop"][0]["hooks"].append({"type": "command", "command": "say done"})
     path.write_text(json.dumps(data, indent=2) + "\n")
-    assert harness(home, "uninstall", "claude", "--project", str(project)).returncode == 0
+    assert harness_here(home, "uninstall", "claude", "--project", str(project)).returncode == 0
     left = json.loads(path.read_text())
     assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}

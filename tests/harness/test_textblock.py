@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import CliHere
 
 from harness.test_merge import harness
 
@@ -29,13 +30,17 @@ def _no_harness_homes(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def test_vibe_block_is_tables_vibe_reads_and_a_reinstall_rewrites_it_in_place(tmp_path: Path) -> None:
+def test_vibe_block_is_tables_vibe_reads_and_a_reinstall_rewrites_it_in_place(
+    tmp_path: Path, harness_here: CliHere
+) -> None:
     project = tmp_path / "project"
     hooks = project / ".vibe" / "hooks.toml"
     hooks.parent.mkdir(parents=True)
     hooks.write_text('[[hooks]]\nname = "lint"\ntype = "post_agent"\ncommand = "ruff check ."\n')
-    assert harness(tmp_path, "install", "mistral-vibe", "--project", str(project)).returncode == 0
-    harness(tmp_path, "install", "mistral-vibe", "--project", str(project), "--command", "/opt/v/sciontool")
+    assert harness_here(tmp_path, "install", "mistral-vibe", "--project", str(project)).returncode == 0
+    harness_here(
+        tmp_path, "install", "mistral-vibe", "--project", str(project), "--command", "/opt/v/sciontool"
+    )
     parsed = tomllib.loads(hooks.read_text())["hooks"]
     assert parsed[0]["name"] == "lint"  # the user's stays first
     assert [(h["name"], h["type"], h["command"]) for h in parsed[1:]] == [
@@ -45,46 +50,52 @@ def test_vibe_block_is_tables_vibe_reads_and_a_reinstall_rewrites_it_in_place(tm
     assert hooks.read_text().count("# >>> sciontool harness install mistral-vibe") == 1
 
 
-def test_vibe_inline_hooks_array_is_refused_untouched(tmp_path: Path) -> None:
+def test_vibe_inline_hooks_array_is_refused_untouched(tmp_path: Path, harness_here: CliHere) -> None:
     hooks = tmp_path / ".vibe" / "hooks.toml"
     hooks.parent.mkdir()
     text = 'hooks = [{name = "lint", type = "post_agent", command = "ruff"}]\n'
     hooks.write_text(text)
-    proc = harness(tmp_path, "install", "mistral-vibe", "--user")
+    proc = harness_here(tmp_path, "install", "mistral-vibe", "--user")
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("sciontool harness install: ") and "inline array" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     assert hooks.read_text() == text
 
 
-def test_hermes_block_joins_the_users_hooks_mapping_as_hermes_reads_it(tmp_path: Path) -> None:
+def test_hermes_block_joins_the_users_hooks_mapping_as_hermes_reads_it(
+    tmp_path: Path, harness_here: CliHere
+) -> None:
     config = tmp_path / ".hermes" / "config.yaml"
     config.parent.mkdir()
     config.write_text("model: x\nhooks:\n    pre_verify:\n      - command: t.sh  # mine\nterminal: {}\n")
-    assert harness(tmp_path, "install", "hermes", "--user").returncode == 0
+    assert harness_here(tmp_path, "install", "hermes", "--user").returncode == 0
     data = yaml.safe_load(config.read_text())
     assert data["hooks"]["pre_verify"] == [{"command": "t.sh"}]
     assert data["hooks"]["pre_tool_call"] == [{"command": "sciontool hook --dialect=hermes"}]
     assert data["terminal"] == {} and "# mine" in config.read_text()
 
 
-def test_hermes_puts_ours_first_in_a_list_the_user_has_for_the_event(tmp_path: Path) -> None:
+def test_hermes_puts_ours_first_in_a_list_the_user_has_for_the_event(
+    tmp_path: Path, harness_here: CliHere
+) -> None:
     config = tmp_path / ".hermes" / "config.yaml"
     config.parent.mkdir()
     config.write_text("hooks:\n  pre_tool_call:\n    - matcher: terminal\n      command: ~/bin/guard.py\n")
-    assert harness(tmp_path, "install", "hermes", "--user").returncode == 0
+    assert harness_here(tmp_path, "install", "hermes", "--user").returncode == 0
     assert yaml.safe_load(config.read_text())["hooks"]["pre_tool_call"] == [
         {"command": "sciontool hook --dialect=hermes"},
         {"matcher": "terminal", "command": "~/bin/guard.py"},
     ]
 
 
-def test_hermes_refuses_an_event_list_in_flow_style_and_changes_nothing(tmp_path: Path) -> None:
+def test_hermes_refuses_an_event_list_in_flow_style_and_changes_nothing(
+    tmp_path: Path, harness_here: CliHere
+) -> None:
     config = tmp_path / ".hermes" / "config.yaml"
     config.parent.mkdir()
     text = "hooks:\n  pre_tool_call: [{command: ~/bin/guard.py}]\n"
     config.write_text(text)
-    proc = harness(tmp_path, "install", "hermes", "--user")
+    proc = harness_here(tmp_path, "install", "hermes", "--user")
     assert proc.returncode == 1 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1 and "sciontool harness show hermes" in proc.stderr
     assert config.read_text() == text
