@@ -444,11 +444,20 @@ def test_opencode_bridge_sends_the_mapped_events_as_envelopes(tmp_path: Path, ho
     assert sent == EXPECTED_ENVELOPES  # in order; session.status and the like are not sent
 
 
+# A hook that holds its envelope until the driver's own line is in the record (opencode's calls
+# have all returned, or it is exiting): a bridge that waited for the hook would hold that line
+# back, and the hook gives up after 10 s. It waits on what happened, not a guessed time.
 SLOW_HOOK = """\
 import os, sys, time
 envelope = sys.stdin.read()
 sys.stderr.write("HOOK NOISE\\n")
-time.sleep(0.5)
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    with open(os.environ["RECORD"], "a+") as record:
+        record.seek(0)
+        if {"returned", "exiting"} & set(record.read().splitlines()):
+            break
+    time.sleep(0.02)
 with open(os.environ["RECORD"], "a") as out:
     out.write(envelope + "\\n")
 """
@@ -463,8 +472,9 @@ appendFileSync(process.env.RECORD, "returned\\n");
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the opencode bridge")
 def test_opencode_bridge_never_waits_for_the_hook_nor_shows_its_output(tmp_path: Path, home: Path) -> None:
-    # Every hook takes 0.5 s: opencode's calls into the bridge have all returned before the first
-    # hook has written anything, and the hooks still ran one after another, in order, to the last.
+    # Every hook waits for the driver's line: opencode's calls into the bridge have all returned
+    # before the first hook has written anything, and the hooks still ran one after another, in
+    # order, to the last.
     hook = tmp_path / "slow.py"
     hook.write_text(SLOW_HOOK)
     record = tmp_path / "record.txt"
@@ -491,7 +501,7 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
     tmp_path: Path, home: Path, steps: list[object]
 ) -> None:
     # `opencode run` calls process.exit() right after session.idle, with envelopes still queued
-    # behind slow hooks and no instance disposal: they all reach the hook after the exit, in
+    # behind a hook that waits for it and no instance disposal: they all reach the hook after the exit, in
     # order, and the exit itself ends the instance. opencode's exit does not wait for them.
     # A resumed session (`run --continue`: no session.created on the bus) is started again first.
     hook = tmp_path / "slow.py"
@@ -510,7 +520,7 @@ def test_opencode_bridge_hands_the_queue_on_when_opencode_exits(
     assert "HOOK NOISE" not in run.stdout + run.stderr
     before_exit = record.read_text().splitlines().index("exiting")
     assert before_exit < len(EXPECTED_ENVELOPES)  # node did not wait for the hooks
-    deadline = time.monotonic() + 120  # a hang bound: 13 hooks of 0.5 s each, one after another
+    deadline = time.monotonic() + 120  # a hang bound: 13 hooks, one after another
     lines = record.read_text().splitlines()
     while len(lines) < 1 + len(EXPECTED_ENVELOPES) and time.monotonic() < deadline:
         time.sleep(0.2)
