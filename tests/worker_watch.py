@@ -80,7 +80,24 @@ def watch(
 
 
 def _children() -> list[int]:
+    """This process's children, adopted ones included: the kernel's list of each of its threads
+    (a read per thread, where a scan of /proc reads every process's stat: 1.5 ms each sample)."""
     me = os.getpid()
+    try:
+        return [
+            int(pid)
+            for task in os.listdir(f"/proc/{me}/task")
+            for pid in _read(f"/proc/{me}/task/{task}/children")
+        ]
+    except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+        return _scanned_children(me)
+
+
+def _read(path: str) -> list[str]:
+    return Path(path).read_text().split()
+
+
+def _scanned_children(me: int) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
