@@ -103,3 +103,27 @@ def test_nesting_past_the_depth_bound_stays_and_the_rest_is_removed(folder: Path
     assert not (entry / "top").exists()
     assert [p for p in levels if (p / "file").exists()] == levels[7:]
     assert [p for p in levels if p.is_dir()] == levels
+
+
+def test_a_vanished_entry_is_no_error_where_the_set_aside_name_is_taken_too(
+    folder: Path, folder_fd: int
+) -> None:
+    (folder / spool.SET_ASIDE).write_text("the agent's")
+
+    spool.set_aside(folder_fd, ENTRY)  # nothing to move and nothing to delete
+
+    assert os.listdir(folder) == [spool.SET_ASIDE]
+
+
+def test_trimming_skips_a_record_already_gone_and_sets_a_folder_aside(folder: Path, folder_fd: int) -> None:
+    names = [f"{i:020d}-1-00000000.json" for i in range(spool.MAX_RECORDS + 3)]
+    (folder / names[1]).mkdir()  # a folder where the second oldest record should be
+    (folder / names[2]).write_text("{}")
+    (folder / names[3]).write_text("{}")  # the oldest kept
+    # names[0] is gone already: another drainer, or the agent, removed it.
+
+    dropped, kept = spool.trim(folder_fd, names)
+
+    assert (dropped, kept) == (names[:3], names[3:])
+    assert sorted(os.listdir(folder)) == sorted([spool.SET_ASIDE, names[3]])
+    assert os.listdir(folder / spool.SET_ASIDE) == [names[1]]
