@@ -26,7 +26,9 @@ def test_a_deep_state_file_decodes_every_kind_of_value_as_go_does(tmp_path: Path
     assert problem == ""
     for _ in range(DEPTH):  # walked down, not compared: == itself would recurse too deep
         assert isinstance(value, dict) and list(value) == ["a"]
-        [value] = value["a"]
+        inner = value["a"]
+        assert isinstance(inner, list) and len(inner) == 1
+        value = inner[0]
     assert value == [True, False, None, -150.0, 0.2, 0.0, "\u00e9\ufffd", {"k": {}}]
 
 
