@@ -85,7 +85,6 @@ def main(argv: list[str]) -> int:
     wait_for_exit(*process)
     from sciontool_py.dialect.discover import resolve
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.exit_watch import stand_down
     from sciontool_py.handlers.truth import Truth
     from sciontool_py.hook import Answer, apply_event, log_failures
     from sciontool_py.log.writer import AgentLog
@@ -94,24 +93,25 @@ def main(argv: list[str]) -> int:
     log = AgentLog(home, quiet=True)
     try:
         spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
-        # From here to apply_event's lock is the only gap a session end the harness left running
-        # could fall into (it would then be said twice): nothing slow goes between.
-        if stand_down(home, session, process):
-            return 0
         data: dict[str, object] = {"reason": REASON}
         if session:
             data["session_id"] = session
         event = CanonicalEvent("session-end", RAW_NAME, spec.name, data, {})
         dialect_options = spec.options
+        truth = Truth.of(dialect_options) or Truth({})
+        # Under the state lock, the event is ignored (a DEBUG line, nothing else) unless this
+        # process still holds the session: it ended another way, or a resume took it up.
+        truth.watcher = process
         failures = apply_event(
             log,
             event,
             dialect_options.get("input_tools") or [],  # type: ignore[arg-type]
             dialect_options.get("resumes_after_wait") or (),  # type: ignore[arg-type]
-            Truth.of(dialect_options),
+            truth,
         )
         log_failures(log, failures)
-        after_answer(log, Answer(event))
+        if not truth.ignored:
+            after_answer(log, Answer(event))
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1

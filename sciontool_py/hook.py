@@ -78,9 +78,12 @@ def apply_event(
         level = agent_log.level_of(event)
         if truth is not None:
             tag, message, level = truth.describe(event, tag, message, level)
-        log.write(tag, message, level=level)
-        if ignored:
-            log.debug(ignored)
+        if ignored and truth is not None and truth.foreign:
+            log.debug(f"{ignored}; not logged: {message}")  # it did not happen to this agent
+        else:
+            log.write(tag, message, level=level)
+            if ignored:
+                log.debug(ignored)
         _attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         local = dict(info) if truth is not None else None

@@ -9,14 +9,18 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import HANG_BOUND, REPO, Agent
+import pytest
+from conftest import HANG_BOUND, REPO, Agent, log_entries
 
+from sciontool_py import harness_exit
 from sciontool_py.handlers.exit_watch import process_stat
 from sciontool_py.harness_exit import MODULE, REASON
+from sciontool_py.log.writer import AgentLog
 
 # Runs each envelope of argv through the hook command (in $HOOK) under a shell; with --stay, then
 # waits for its stdin to close before exiting (a harness still running).
@@ -267,3 +271,56 @@ def test_a_watcher_whose_dialect_is_gone_at_the_exit_changes_nothing(agent: Agen
     assert done.returncode == 1 and done.stderr == b""
     assert phase(agent) == "running"
     assert not ended_lines(agent)
+
+
+def test_a_watcher_that_cannot_start_is_a_debug_line_and_nothing_else(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A session id with a NUL (from the harness's envelope) cannot be an argument; an interpreter
+    # removed under the hook (a venv rebuilt) cannot be started. The hook goes on either way.
+    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
+    log = AgentLog(str(home), quiet=True)
+    harness_exit.start(log, "s\x001", [os.getpid(), 1], "qwen-code", None)
+    monkeypatch.setattr(sys, "executable", str(home / "removed" / "python3"))
+    harness_exit.start(log, "s1", [os.getpid(), 1], None, str(home / "dialect.yaml"))
+    assert [(level, message) for level, _, message in log_entries(home)] == [
+        ("DEBUG", "Harness exit watch not started: embedded null byte"),
+        (
+            "DEBUG",
+            f"Harness exit watch not started: [Errno 2] No such file or directory: '{home}/removed/python3'",
+        ),
+    ]
+    assert not watchers(home)
+
+
+def test_a_harness_that_exited_but_is_not_yet_reaped_is_not_waited_for() -> None:
+    child = subprocess.Popen(["true"])
+    try:
+        assert eventually(lambda: (process_stat(child.pid) or (b"", b""))[1] == b"Z")
+        stat = process_stat(child.pid)
+        assert stat is not None
+        started = time.monotonic()
+        harness_exit.wait_for_exit(child.pid, stat[3])  # a zombie: exited, whatever its parent does
+        assert time.monotonic() - started < HANG_BOUND
+    finally:
+        child.wait()
+    harness_exit.wait_for_exit(child.pid, stat[3])  # reaped: no such process at all
+
+
+def test_the_wait_lasts_as_long_as_the_harness_runs() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        stat = process_stat(child.pid)
+        assert stat is not None
+        waiter = threading.Thread(target=harness_exit.wait_for_exit, args=(child.pid, stat[3]), daemon=True)
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive()  # the harness still runs
+        assert child.stdin is not None
+        child.stdin.close()  # now it exits
+        waiter.join(HANG_BOUND)
+        assert not waiter.is_alive()
+    finally:
+        if child.poll() is None:  # a failed assertion above: our own child, which would block the wait
+            child.kill()
+        child.wait()

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 pytest_plugins = ["pytester"]
 
@@ -74,3 +74,24 @@ def test_an_unknown_dialect_says_how_dialects_are_found(pytester: pytest.Pyteste
     copy(pytester, "claude")
     result = pytester.runpytest("--sciontool-fixtures", "claude", "--sciontool-dialect", "nope")
     result.stderr.fnmatch_lines(["*SCION_DIALECTS_PATH*--sciontool-dialect-file*"])
+
+
+def test_a_fresh_pytest_finds_the_plugin_and_reads_the_ini_dialect_file_beside_the_ini(
+    pytester: pytest.Pytester,
+) -> None:
+    # In a new process the plugin arrives through its pytest11 entry point alone. The ini file
+    # lives in a folder of its own, so its dialect file's path counts from there, not the cwd.
+    copy(pytester, "claude")
+    conf = pytester.path / "conf"
+    (conf / "mine").mkdir(parents=True)
+    shutil.copy(REPO / "dialects" / "claude" / "dialect.yaml", conf / "mine" / "dialect.yaml")
+    (conf / "pytest.ini").write_text(
+        "[pytest]\nsciontool_fixtures = ../claude\nsciontool_dialect_file = mine/dialect.yaml\n"
+    )
+    count = len(list((pytester.path / "claude").glob("*.json")))
+    result = pytester.runpytest_subprocess("-c", str(conf / "pytest.ini"), "-p", "no:randomly")
+    result.assert_outcomes(passed=count)
+    (conf / "mine" / "dialect.yaml").unlink()  # the path really is the one beside the ini
+    gone = pytester.runpytest_subprocess("-c", str(conf / "pytest.ini"), "-p", "no:randomly")
+    assert gone.ret == pytest.ExitCode.USAGE_ERROR
+    gone.stderr.fnmatch_lines([f"*sciontool: *{conf / 'mine' / 'dialect.yaml'}*"])

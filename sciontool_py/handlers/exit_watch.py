@@ -79,16 +79,3 @@ def claim(state: sessions.SessionState, event: CanonicalEvent) -> tuple[str, lis
         return None
     state.watch(session, process)  # a new process (a resume) replaces the last: its watcher stands down
     return session, process
-
-
-def stand_down(home: str, session: str, process: list[int]) -> bool:
-    """Under the lock: whether the session's end is still this watcher's to say (and forget it)."""
-    from sciontool_py.fs import StateLock
-
-    with StateLock(home):
-        state = sessions.read(home)
-        if state.watched.get(session) != process:
-            return True  # ended another way, or taken up by another process
-        state.unwatch(session)
-        sessions.write(home, state)
-        return state.has_ended(session)

@@ -58,6 +58,9 @@ class Truth:
         "input_tools",
         "watch_exit",
         "claimed",
+        "watcher",
+        "ignored",
+        "foreign",
     )
 
     def __init__(self, options: dict[str, object]) -> None:
@@ -78,6 +81,12 @@ class Truth:
         self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
         self.watch_exit = options.get("watch_harness_exit") is True
         self.claimed: tuple[str, list[int]] | None = None  # the exit watcher this hook must start
+        # Set by the exit watcher: the harness process [pid, start time] whose exit it reports.
+        self.watcher: list[int] | None = None
+        # Why this call's event changed nothing ('' when it applied), and whether it is not this
+        # agent's at all (its agent.log line would then say what did not happen to the agent).
+        self.ignored = ""
+        self.foreign = False
 
     @staticmethod
     def of(options: dict[str, object]) -> Truth | None:
@@ -89,8 +98,10 @@ class Truth:
 
     @property
     def keeps_state(self) -> bool:
-        return self.call_ids is not None or bool(
-            self.batch_ends or self.stay_ended or self.own_session or self.stamp or self.watch_exit
+        return (
+            self.call_ids is not None
+            or bool(self.batch_ends or self.stay_ended or self.own_session or self.stamp or self.watch_exit)
+            or self.watcher is not None
         )
 
     def prepare(self, event: CanonicalEvent) -> None:
@@ -115,16 +126,26 @@ class Truth:
         return tag, message, level
 
     def ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> str:
-        """Why the event must not change the status ('' when it may)."""
+        """Why the event must not change the status ('' when it may); sets ignored and foreign."""
+        self.ignored, self.foreign = self._ignores(event, state)
+        return self.ignored
+
+    def _ignores(self, event: CanonicalEvent, state: sessions.SessionState) -> tuple[str, bool]:
         session = sessions.key_text(event.text("session_id"))
+        named = session or "(no id)"
+        watcher = self.watcher
+        if watcher is not None and (state.watched.get(session) != watcher or state.has_ended(session)):
+            # Checked under the lock the change takes: a session end the harness fired while
+            # the watcher woke up is said once, by the harness.
+            return f"the harness of session {named} exited after the session ended", True
         if event.raw_name in self.own_session and session and state.session and session != state.session:
-            return (
-                f"{event.raw_name} of session {session}, not this agent's ({state.session}): status unchanged"
-            )
+            mine = state.session
+            return f"{event.raw_name} of session {session}, not this agent's ({mine}): status unchanged", True
         lifecycle = event.name in PHASE_FOR_EVENT and event.name != "session-end"  # Scion's own: always apply
         if self.stay_ended and not lifecycle and event.name != "session-start" and state.has_ended(session):
-            return f"{event.raw_name} after session {session or '(no id)'} ended: status unchanged"
-        return ""
+            # This agent's own event, true as a log line, that no longer changes the status.
+            return f"{event.raw_name} after session {named} ended: status unchanged", False
+        return "", False
 
     def apply(
         self,

@@ -304,8 +304,13 @@ def test_codex_title_thread_notify_does_not_complete_the_first_turn(home: Path) 
         "working running",
         "executing/Bash running",
     ]
+    # Nor does agent.log say it: that line would tell of a turn this agent did not end.
+    assert not [line for line in log(home) if "Agent completed" in line]
     own = {**title, "thread-id": envelopes[0]["session_id"]}
     assert replay(home, "codex", [own]) == ["completed running"]  # the session's own notify still counts
+    assert [line for line in log(home) if "Agent completed" in line] == [
+        "[INFO] [completed] Agent completed task"
+    ]
 
 
 # --- 7. waiting for the human is waiting ---------------------------------------------------------
