@@ -631,44 +631,54 @@ def test_a_project_folder_that_does_not_exist_is_refused_and_not_created(
 
 
 @pytest.mark.parametrize(
-    ("text", "words"),
+    ("name", "settings", "text", "words"),
     [
-        ("model: [unclosed\n", ["cannot parse YAML (line", "left untouched"]),
-        ("- a list\n- not a mapping\n", ["not a mapping", "left untouched"]),
-        ("hooks: [pre_tool_call]\n", ["hooks is not a mapping", "left untouched"]),
-        ("hooks: {pre_tool_call: []}\n", ["cannot find hooks.pre_tool_call", "by hand"]),
-        ("hooks: {my_event: []}\n", ["hooks is not a block mapping", "by hand"]),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "model: [unclosed\n",
+            ["cannot parse YAML (line", "left untouched"],
+        ),
+        ("hermes", ".hermes/config.yaml", "- a list\n- not a mapping\n", ["not a mapping", "left untouched"]),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "hooks: [pre_tool_call]\n",
+            ["hooks is not a mapping", "left untouched"],
+        ),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "hooks: {pre_tool_call: []}\n",
+            ["cannot find hooks.pre_tool_call", "by hand"],
+        ),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "hooks: {my_event: []}\n",
+            ["hooks is not a block mapping", "by hand"],
+        ),
+        (
+            "mistral-vibe",
+            ".vibe/hooks.toml",
+            'hooks = [{event = "pre_tool", command = "mine"}]\n',
+            ["inline array", "left untouched"],
+        ),
+        ("mistral-vibe", ".vibe/hooks.toml", "model = \n", ["cannot parse"]),
     ],
 )
-def test_a_hermes_config_install_cannot_edit_safely_is_left_untouched(
-    home: Path, text: str, words: list[str], harness_here: CliHere
+def test_a_hermes_or_vibe_file_install_cannot_edit_safely_is_left_untouched(
+    home: Path, name: str, settings: str, text: str, words: list[str], harness_here: CliHere
 ) -> None:
-    config = home / ".hermes" / "config.yaml"
-    config.parent.mkdir()
-    config.write_text(text)
-    proc = harness_here(home, "install", "hermes", "--user")
-    _one_line_error(proc, str(config), *words)
-    assert config.read_text() == text
-    assert sorted(p.name for p in config.parent.iterdir()) == ["config.yaml"]
-
-
-@pytest.mark.parametrize(
-    ("text", "words"),
-    [
-        ('hooks = [{event = "pre_tool", command = "mine"}]\n', ["inline array", "left untouched"]),
-        ("model = \n", ["cannot parse"]),
-    ],
-)
-def test_a_vibe_hooks_file_install_cannot_edit_safely_is_left_untouched(
-    home: Path, text: str, words: list[str], harness_here: CliHere
-) -> None:
-    hooks = home / ".vibe" / "hooks.toml"
-    hooks.parent.mkdir()
-    hooks.write_text(text)
-    proc = harness_here(home, "install", "mistral-vibe", "--user")
-    _one_line_error(proc, str(hooks), *words)
-    assert hooks.read_text() == text
-    assert sorted(p.name for p in hooks.parent.iterdir()) == ["hooks.toml"]
+    # Hermes's YAML and Vibe's TOML get a block of lines, not a rewrite: where that block
+    # cannot go safely, the file stays as the user wrote it, and nothing is put beside it.
+    path = home / settings
+    path.parent.mkdir()
+    path.write_text(text)
+    proc = harness_here(home, "install", name, "--user")
+    _one_line_error(proc, str(path), *words)
+    assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 # Starts `python -m sciontool_py` (as the harness tests do) once a line arrives on stdin, so the
