@@ -99,7 +99,8 @@ def phase(agent: Agent) -> object:
 
 
 def ended_lines(agent: Agent) -> list[str]:
-    return [line for line in agent.log_lines if "Session ended" in line]
+    # A DEBUG line may quote the line it did not write ("not logged: Session ended ...").
+    return [line for line in agent.log_lines if "Session ended" in line and "[DEBUG]" not in line]
 
 
 def test_a_harness_that_exits_without_a_session_end_reads_stopped(agent: Agent, tmp_path: Path) -> None:
@@ -222,10 +223,14 @@ def test_a_watcher_whose_session_another_process_took_stands_down(agent: Agent) 
     stat = process_stat(os.getpid())
     assert stat is not None
     plant(agent, [os.getpid(), stat[3]])  # the session's harness is now another process
+    agent.env["SCION_LOG_LEVEL"] = "debug"
     done = run_watcher(agent, gone.pid, 1)
     assert done.returncode == 0, done.stderr
     assert phase(agent) == "running"
     assert not ended_lines(agent)
+    # Only the reason, at DEBUG: the session is not over, and the log does not say it is.
+    [line] = agent.log_lines
+    assert "[DEBUG]" in line and "the session is another process's now (or ended)" in line
 
 
 def test_a_hook_run_straight_from_a_program_watches_that_program(agent: Agent) -> None:

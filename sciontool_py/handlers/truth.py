@@ -137,7 +137,8 @@ class Truth:
         if watcher is not None and (state.watched.get(session) != watcher or state.has_ended(session)):
             # Checked under the lock the change takes: a session end the harness fired while
             # the watcher woke up is said once, by the harness.
-            return f"the harness of session {named} exited after the session ended", True
+            why = "ended already" if state.has_ended(session) else "is another process's now (or ended)"
+            return f"the harness of session {named} exited; the session {why}", True
         if event.raw_name in self.own_session and session and state.session and session != state.session:
             mine = state.session
             return f"{event.raw_name} of session {session}, not this agent's ({mine}): status unchanged", True
