@@ -19,10 +19,36 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+class Strings(dict[str, bytes]):
+    """text -> the bytes of its JSON string as event data writes it, through encode. The
+    texts that repeat from line to line (tool names, paths, models) are kept: a subscript of
+    this dict costs a fraction of a call. Long ones (prompts, messages) are not, and it stops
+    growing at 1,024 entries."""
+
+    __slots__ = ("_encode",)
+
+    def __init__(self, encode: Callable[[str], bytes]) -> None:
+        super().__init__()
+        self._encode = encode
+
+    def __missing__(self, text: str) -> bytes:
+        out = self._encode(text)
+        if len(text) <= 64 and len(self) < 1024:
+            self[text] = out
+        return out
+
+
 class GoCodec:
     """gojson: Go's decoding and encoding, byte for byte, with the stdlib alone."""
 
     name = "gojson"
+
+    def __init__(self) -> None:
+        self.strings = Strings(self._string_json)
+        # Set when a value marshal wrote held the integer 0, which the reader may have made of
+        # a -0 (Go reads -0 as a float64 and writes -0): the stream then looks at the line
+        # again with lost_minus_zero and clears it. gojson reads -0 as Go: never set here.
+        self.wrote_zero = [False]
 
     def loads(self, data: bytes) -> object:
         """Decode one JSON document as Go does (a byte of bad UTF-8 is U+FFFD); JSONError
@@ -30,7 +56,8 @@ class GoCodec:
         return gojson.loads(gojson.decode_utf8(data), go_depth=True)
 
     def lost_minus_zero(self, line: bytes) -> object:
-        """Truthy when loads may have read a -0 in line as 0 (never: gojson reads as Go)."""
+        """Truthy when loads may have read a -0 in line as 0 (never: gojson reads as Go).
+        A search of the whole line: asked only after wrote_zero."""
         return False
 
     def marshal(self, value: object) -> str:
@@ -49,6 +76,9 @@ class GoCodec:
 
     def string_json(self, text: str) -> bytes:
         """Go's JSON of a string (a field of event data)."""
+        return self.strings[text]
+
+    def _string_json(self, text: str) -> bytes:
         return gojson.dumps(text).encode()
 
     def payload_string_body(self, value: object) -> bytes:
@@ -75,50 +105,66 @@ def _scalar(value: object) -> str:
     return gojson.dumps(value)
 
 
-def _go_numbers(
-    value: object,
+def number_walker(
     fragment: Callable[[Any], object],
-    number: Callable[[float], str | bytes] = gojson.format_float,
-) -> object:
-    """value itself when orjson writes it as Go does, else a copy in which each number it
-    would write differently is a fragment of Go's bytes (number(x)): an integer past 2^53
-    (Go's float64 rounds it), and a float that is integral (orjson writes 100.0, Go 100) or
-    outside 1e-4 <= |x| < 1e15 (orjson's exponent form starts at 1e-5 and 1e16, Go's at 1e-6
-    and 1e21). Other floats orjson writes in fixed notation with the shortest digits that
-    read back, as Go does. One walk whatever the values hold; the checks are inline, in the
-    order of how often a payload holds each type, constants literal: it runs on every tool
-    payload."""
-    kind = type(value)
-    if kind is dict:
-        items = value.items()  # type: ignore[attr-defined]
-    elif kind is list:
-        items = enumerate(value)  # type: ignore[arg-type]
-    else:
-        return _go_numbers([value], fragment, number)[0]  # type: ignore[index]
-    copy: Any = None
-    for key, item in items:
-        kind = type(item)
-        if kind is str:
-            continue
-        if kind is float:
-            # x % 1.0: no method call, and 0 exactly when x is integral.
-            if item % 1.0 and (1e-4 <= item < 1e15 or -1e15 < item <= -1e-4):
-                continue
-            new = fragment(number(item))
-        elif kind is int:
-            if -9007199254740992 <= item <= 9007199254740992:  # 2^53
-                continue
-            new = fragment(gojson.format_float(float(item)))
-        elif kind is bool or item is None:
-            continue
+    go_float: Callable[[float], str | bytes] = gojson.format_float,
+    wrote_zero: list[bool] | None = None,
+) -> Callable[[Any], Any]:
+    """walk(value): value itself when orjson writes it as Go does, else a copy in which each
+    number orjson writes otherwise is fragment(Go's bytes): an integer past 2^53 (Go's float64
+    rounds it), an integral float below 1e21 (orjson writes 100.0 and 1e+16, Go 100 and
+    10000000000000000) and 1e-6 <= |x| < 1e-5 (orjson 2e-6, Go 0.000002). Every other float
+    orjson writes as Go: the shortest digits that read back, in the same notation (a test
+    compares them on float64s of every exponent). One walk whatever the values hold; the checks
+    inline, in the order of how often a payload holds each type: it runs on every tool payload.
+    The fragments of the floats that repeat (100.0, timeouts) are kept, up to 1,024. An
+    integer 0 sets wrote_zero[0]: it may have been a -0 (see OrjsonCodec.wrote_zero)."""
+    floats: dict[float, object] = {}
+    zero = [False] if wrote_zero is None else wrote_zero
+
+    def walk(value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            items = value.items()
+        elif kind is list:
+            items = enumerate(value)
         else:
-            new = _go_numbers(item, fragment, number)
-            if new is item:
+            return walk([value])[0]  # a number (or other scalar) at the top
+        copy: Any = None
+        for key, item in items:
+            kind = type(item)
+            if kind is str:
                 continue
-        if copy is None:
-            copy = dict(value) if type(value) is dict else list(value)  # type: ignore[call-overload]
-        copy[key] = new
-    return value if copy is None else copy
+            if kind is float:
+                if item % 1.0:  # no method call, and 0 exactly when item is integral
+                    if item >= 1e-5 or item <= -1e-5 or -1e-6 < item < 1e-6:
+                        continue
+                elif item >= 1e21 or item <= -1e21:
+                    continue
+                new = floats.get(item)
+                if new is None:
+                    new = fragment(go_float(item))
+                    if item and len(floats) < 1024:  # 0.0 and -0.0: equal keys, not equal bytes
+                        floats[item] = new
+            elif kind is int:
+                if not item:
+                    zero[0] = True
+                    continue
+                if -9007199254740992 <= item <= 9007199254740992:  # 2^53
+                    continue
+                new = fragment(gojson.format_float(float(item)))
+            elif kind is dict or kind is list:
+                new = walk(item)
+                if new is item:
+                    continue
+            else:  # bool, None
+                continue
+            if copy is None:
+                copy = dict(value) if type(value) is dict else list(value)
+            copy[key] = new
+        return value if copy is None else copy
+
+    return walk
 
 
 class OrjsonCodec(GoCodec):
@@ -145,7 +191,8 @@ class OrjsonCodec(GoCodec):
         self._dumps = orjson.dumps
         self._sort_keys = orjson.OPT_SORT_KEYS
         self._fragment = orjson.Fragment  # already-encoded JSON, written as it is
-        self._short: dict[str, bytes] = {}
+        super().__init__()
+        self._walk = number_walker(self._fragment, self._go_float, self.wrote_zero)
 
     def _go_float(self, value: float) -> str | bytes:
         """gojson.format_float, from orjson's digits where they are Go's: repr (its shortest
@@ -162,12 +209,12 @@ class OrjsonCodec(GoCodec):
         # orjson writes the whole value; the few numbers it writes differently from Go go in
         # as fragments of Go's bytes, so a float costs a fragment, not the stdlib encoder.
         try:
-            out: bytes = self._dumps(
-                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
-            )
+            out: bytes = self._dumps(self._walk(value), option=self._sort_keys)
         except (TypeError, RecursionError):
             # orjson stops at 255 levels (its error is a TypeError), the walk near Python's
-            # recursion limit; Go writes deeper values, and so does gojson.
+            # recursion limit; Go writes deeper values, and so does gojson. The walk may have
+            # stopped before a zero.
+            self.wrote_zero[0] = True
             return gojson.dumps(value).encode()
         # Go's escapes that orjson does not write: < > & and U+2028/9.
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
@@ -178,30 +225,20 @@ class OrjsonCodec(GoCodec):
     def marshal(self, value: object) -> str:
         return self.marshal_bytes(value).decode()
 
-    def string_json(self, text: str) -> bytes:
-        # Short strings repeat from line to line (tool names, paths, models): a lookup costs a
-        # third of the dumps and replaces. Long ones (prompts, messages) are not kept, and
-        # the cache stops growing at 1,024 entries.
-        if len(text) <= 64:
-            cached = self._short.get(text)
-            if cached is not None:
-                return cached
+    def _string_json(self, text: str) -> bytes:
         out: bytes = self._dumps(text)
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
         if not out.isascii():
             out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
-        if len(text) <= 64 and len(self._short) < 1024:
-            self._short[text] = out
         return out
 
     def payload_string_body(self, value: object) -> bytes:
         # marshal_bytes, then escaped into a string; here the quotes and backslashes first, so
         # Go's escapes go in already doubled (\\u003c) and that replace rarely copies.
         try:
-            out: bytes = self._dumps(
-                _go_numbers(value, self._fragment, self._go_float), option=self._sort_keys
-            )
+            out: bytes = self._dumps(self._walk(value), option=self._sort_keys)
         except (TypeError, RecursionError):  # as in marshal_bytes
+            self.wrote_zero[0] = True
             return GoCodec.payload_string_body(self, value)
         out = out.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
         out = out.replace(b"<", b"\\\\u003c").replace(b">", b"\\\\u003e").replace(b"&", b"\\\\u0026")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sciontool_py import gojson
-from sciontool_py.codec import GO, OrjsonCodec, _go_numbers
+from sciontool_py.codec import GO, OrjsonCodec, number_walker
 from sciontool_py.dialect.discover import find_dialect
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.dialect.stream import normalize_stream
@@ -97,6 +97,15 @@ def test_the_fast_path_formats_a_float_from_orjsons_digits_as_go(value: float) -
     assert (text if isinstance(text, str) else text.decode()) == go_float(value)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(floats | float_bits.filter(math.isfinite))
+def test_the_walk_takes_exactly_the_floats_orjson_writes_otherwise(value: float) -> None:
+    """Every float the walk leaves to orjson orjson writes as Go; every one it hands over as a
+    fragment orjson writes otherwise (a fragment costs a call, a copy of its container)."""
+    walked = number_walker(orjson.Fragment, FAST._go_float)([value])
+    assert (walked[0] is value) is (orjson.dumps(value).decode() == go_float(value))
+
+
 @settings(max_examples=1500, deadline=None)
 @given(values)
 def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
@@ -122,7 +131,7 @@ def test_short_strings_are_written_the_same_from_the_cache_which_stays_bounded()
     strings = [f"<tool {i}>\u2028" for i in range(1500)] + ["x" * 65, "é" * 64]
     for _ in range(2):  # the second time from the cache, for those it keeps
         assert [codec.string_json(s) for s in strings] == [GO.string_json(s) for s in strings]
-    assert len(codec._short) == 1024
+    assert len(codec.strings) == 1024
 
 
 def test_a_payload_deeper_than_orjson_writes_is_written_by_gojson() -> None:
@@ -135,7 +144,7 @@ def test_a_payload_deeper_than_orjson_writes_is_written_by_gojson() -> None:
 def test_a_value_orjson_writes_as_go_does_is_not_copied() -> None:
     value = {"a": [1, "x", None, True, 0.5, {"b": 2**53}], "c": -123.456}
     fragment_calls: list[str] = []
-    assert _go_numbers(value, fragment_calls.append) is value
+    assert number_walker(fragment_calls.append)(value) is value
     assert fragment_calls == []
 
 

@@ -207,7 +207,7 @@ def token_count(value: object) -> int:
 
 
 # (field, its own name, the other name read only while the field is still 0)
-_TOKEN_NAMES = (
+TOKEN_NAMES = (
     ("input_tokens", "input_tokens", "prompt_tokens"),
     ("output_tokens", "output_tokens", "completion_tokens"),
     ("cached_tokens", "cached_tokens", "cache_read_input_tokens"),
@@ -226,7 +226,7 @@ def extract_tokens(data: dict[str, object], payload: dict[str, object]) -> None:
 
 def _take_tokens(data: dict[str, object], source: dict[str, object]) -> None:
     # Most of these names are missing: a call of token_count only for a value.
-    for field, name, other in _TOKEN_NAMES:
+    for field, name, other in TOKEN_NAMES:
         value = source.get(name)
         count = token_count(value) if value is not None else 0
         if count:

@@ -2,9 +2,8 @@
 
 Streams line by line through a codec (``sciontool_py.codec``): orjson by
 default, the stdlib gojson where orjson is missing; both give Go's bytes.
-Per raw event name, the line's head and the keys that can fill its data
-are worked out once; an envelope with none of those keys is written from a
-template.
+Per raw event name, the function that writes its line is made once
+(``sciontool_py.dialect.compiled``).
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import sys
 
 from sciontool_py.codec import GO, default_codec
 from sciontool_py.dialect.compiled import compile_line
-from sciontool_py.dialect.normalize import event_data, keys_that_fill_data, normalize, raw_event_name
+from sciontool_py.dialect.normalize import event_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.event import data_json, in_struct_order
 
@@ -23,69 +22,58 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
     from sciontool_py.codec import GoCodec
-    from sciontool_py.dialect.spec import DialectSpec, Mapping
+    from sciontool_py.dialect.spec import DialectSpec
 
 _FLUSH_EVERY = 512
 
 
-class _Kind:
-    """What is fixed for one raw event name of a dialect."""
+def _line_of(
+    spec: DialectSpec, raw_name: str, include_raw: bool, codec: GoCodec
+) -> Callable[[object], bytes]:
+    """The function that writes the event line of every envelope of raw_name: the compiled
+    one, or the general steps (event_data) when none is, and for --include-raw."""
+    mapping = spec.mappings.get(raw_name)
+    empty = normalize(spec, {spec.name_fields[0]: raw_name}, codec)
+    name, head = empty.name, empty.head(codec)
 
-    __slots__ = (
-        "counted_line",
-        "counted_slow_keys",
-        "fill_keys",
-        "head",
-        "line",
-        "mapping",
-        "name",
-        "slow_keys",
-    )
+    def general(envelope: dict[str, object]) -> bytes:
+        data = event_data(spec, envelope, name, mapping, codec)
+        if include_raw:
+            return head + data_json(codec, data, envelope) + b"}\n"
+        return head + codec.fields(in_struct_order(data)) + b"}\n"
 
-    def __init__(self, spec: DialectSpec, raw_name: str, codec: GoCodec) -> None:
-        self.mapping: Mapping | None = spec.mappings.get(raw_name)
-        empty = normalize(spec, {spec.name_fields[0]: raw_name}, codec)
-        self.name = empty.name
-        self.head = empty.head(codec)
-        self.fill_keys = keys_that_fill_data(spec, raw_name)
-        # Envelopes without slow_keys: the compiled line, and with token counts its variant that
-        # extracts them; else (event_data needed for all but the envelopes with none of the keys
-        # that fill data) a template of the empty event.
-        args = (spec, raw_name, self.name, self.mapping, self.head, codec)
-        empty_line = self.head + b"{}}\n"
-        template: tuple[frozenset[str], Callable[[dict[str, object]], bytes]]
-        template = (self.fill_keys, lambda _envelope: empty_line)
-        self.slow_keys, self.line = compile_line(*args) or template
-        self.counted_slow_keys, self.counted_line = compile_line(*args, tokens=True) or template
+    made = None if include_raw else compile_line(spec, raw_name, name, mapping, head, codec, general)
+    return general if made is None else made[1]  # type: ignore[return-value]
 
 
-def event_writer(spec: DialectSpec, include_raw: bool, codec: GoCodec) -> Callable[[object], bytes]:
-    """The function that turns one decoded envelope into its event line (with the newline);
-    it raises EventError when the envelope has no event. Locals bound once: it runs per line."""
-    kinds: dict[str, _Kind] = {}
-    first_field = spec.name_fields[0]
-    fields = codec.fields
+class Writers:
+    """The function that writes the event line of each raw event name, made when the name
+    first comes: by_name[envelope[first_field]] for an envelope named there (one lookup per
+    line), else find(envelope)."""
 
-    def line(payload: object) -> bytes:
+    __slots__ = ("_codec", "_found", "_include_raw", "_spec", "by_name", "first_field")
+
+    def __init__(self, spec: DialectSpec, include_raw: bool, codec: GoCodec) -> None:
+        self._spec, self._include_raw, self._codec = spec, include_raw, codec
+        self.first_field = spec.name_fields[0]
+        self.by_name: dict[object, Callable[[object], bytes]] = {}
+        self._found: dict[str, Callable[[object], bytes]] = {}  # by the name raw_event_name finds
+
+    def find(self, payload: object) -> Callable[[object], bytes]:
+        """The function for payload, made if its name is new; EventError when it has none."""
+        spec = self._spec
         if type(payload) is not dict:
             normalize(spec, payload)  # raises the error for a non-object
-        raw_name = payload.get(first_field)  # type: ignore[attr-defined]
-        if type(raw_name) is not str or not raw_name:
+        raw_name = payload.get(self.first_field)  # type: ignore[attr-defined]
+        if type(raw_name) is str and raw_name:
+            known = self.by_name
+        else:  # named in another field, or in none (an error)
             raw_name = raw_event_name(spec, payload)  # type: ignore[arg-type]
-        kind = kinds.get(raw_name)
-        if kind is None:
-            kind = kinds[raw_name] = _Kind(spec, raw_name, codec)
-        if include_raw:
-            data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
-            return kind.head + data_json(codec, data, payload) + b"}\n"  # type: ignore[arg-type]
-        if kind.slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
-            return kind.line(payload)  # type: ignore[arg-type]
-        if kind.counted_slow_keys.isdisjoint(payload):  # type: ignore[arg-type]
-            return kind.counted_line(payload)  # type: ignore[arg-type]
-        data = event_data(spec, payload, kind.name, kind.mapping, codec)  # type: ignore[arg-type]
-        return kind.head + fields(in_struct_order(data)) + b"}\n"
-
-    return line
+            known = self._found  # type: ignore[assignment]
+        write = known.get(raw_name)
+        if write is None:
+            write = known[raw_name] = _line_of(spec, raw_name, self._include_raw, self._codec)
+        return write
 
 
 _BLANK = object()
@@ -118,24 +106,32 @@ def normalize_stream(
 ) -> int:
     """Write one canonical event line per envelope (JSONL, or one JSON document); returns the count."""
     codec = codec or default_codec()
-    loads, lost_minus_zero, line_of = (
-        codec.loads,
-        codec.lost_minus_zero,
-        event_writer(spec, include_raw, codec),
-    )
+    loads, lost_minus_zero, wrote_zero = codec.loads, codec.lost_minus_zero, codec.wrote_zero
+    writers = Writers(spec, include_raw, codec)
+    by_name, find, first_field = writers.by_name, writers.find, writers.first_field
     pending: list[bytes] = []
     append = pending.append
     written = 0
     try:
         for number, line in enumerate(stream, 1):
             try:
-                payload = GO.loads(line) if lost_minus_zero(line) else loads(line)
+                payload = loads(line)
             except ValueError:
                 payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
                 if payload is _BLANK:
                     continue
+                line = b""  # read as Go reads it: nothing for lost_minus_zero to find below
             try:
-                append(line_of(payload))
+                try:
+                    write = by_name[payload[first_field]]  # type: ignore[index]
+                except (KeyError, TypeError):  # not an object, a name not seen yet, a list as name
+                    write = find(payload)
+                event = write(payload)
+                if wrote_zero[0]:  # orjson reads -0 as 0, Go as -0: only a line that wrote 0 asks
+                    wrote_zero[0] = False
+                    if lost_minus_zero(line):
+                        event = write(GO.loads(line))
+                append(event)
             except EventError as exc:
                 raise EventError(f"{name}:{number}: {exc}") from None
             written += 1

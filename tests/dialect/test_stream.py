@@ -222,6 +222,26 @@ def test_pretty_printed_document_and_blank_lines(codec: GoCodec) -> None:
 
 
 @pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("include_raw", [False, True])
+def test_a_minus_zero_is_written_as_go_writes_it_wherever_it_is_read(
+    codec: GoCodec, include_raw: bool
+) -> None:
+    """orjson reads the integer -0 as 0: a line that wrote a 0 is read again. In a pretty-printed
+    document (read whole by gojson) its first line alone is no JSON, and is not read again."""
+    spec = find_dialect("core-agent")
+    envelope = '{"hook_event_name": "tool-end", "tool_output": {"a": -0, "b": 0}, "duration_ms": -0}'
+    pretty = envelope.replace(", ", ",\n  ").replace("{", "{\n  ", 1).encode() + b"\n"
+    with_zero = b'{"hook_event_name":"tool-end","tool_output":[0,1]}'
+    expected = normalize(spec, GO.loads(envelope.encode())).to_json_bytes(include_raw) + b"\n"
+    assert b"-0" in expected
+    # A line after it writes 0 as it is.
+    out = stream(spec, envelope.encode() + b"\n" + with_zero, include_raw, codec)
+    assert out.startswith(expected) and b"[0,1]" in out[len(expected) :]
+    assert stream(spec, pretty, include_raw, codec) == expected
+    assert not codec.wrote_zero[0]  # the stream clears it
+
+
+@pytest.mark.parametrize("codec", CODECS)
 def test_a_lone_surrogate_escape_is_read_as_go_reads_it(codec: GoCodec) -> None:
     spec = find_dialect("core-agent")
     out = stream(spec, b'{"hook_event_name":"tool-start","tool_name":"a\\ud800b"}\n', False, codec)
