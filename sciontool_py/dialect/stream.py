@@ -111,14 +111,16 @@ def normalize_stream(
     by_name, find, first_field = writers.by_name, writers.find, writers.first_field
     pending: list[bytes] = []
     append = pending.append
-    written = 0
+    number = blanks = 0
     try:
         for number, line in enumerate(stream, 1):
             try:
                 payload = loads(line)
             except ValueError:
-                payload = parse_refused_line(line, stream, f"{name}:{number}", first=not written)
+                first = number - blanks == 1
+                payload = parse_refused_line(line, stream, f"{name}:{number}", first)
                 if payload is _BLANK:
+                    blanks += 1
                     continue
                 line = b""  # read as Go reads it: nothing for lost_minus_zero to find below
             try:
@@ -134,14 +136,13 @@ def normalize_stream(
                 append(event)
             except EventError as exc:
                 raise EventError(f"{name}:{number}: {exc}") from None
-            written += 1
-            if len(pending) >= _FLUSH_EVERY:
+            if not number % _FLUSH_EVERY:
                 out.write(b"".join(pending))
                 pending.clear()
     finally:
         out.write(b"".join(pending))  # what came before a bad line is still printed
         out.flush()
-    return written
+    return number - blanks
 
 
 def normalize_files(spec: DialectSpec, files: list[str], include_raw: bool) -> None:
