@@ -177,13 +177,13 @@ class OrjsonCodec(GoCodec):
         # does not always mean Go refuses the line (lone surrogate escapes): callers ask
         # GoCodec.loads before they report an error.
         self.loads = orjson.loads  # type: ignore[method-assign]
-        # orjson also reads the integer literal -0 as 0 (Go: -0), so a line that may hold one
-        # is read by gojson. Not a -0 that goes on as a float (-0.53, -0e1: orjson reads those
-        # as Go does), nor an exponent's as Python writes it (1e-07). A -0 in a string only costs
-        # the slower reader (a -0 before a digit is no number: a string, or a line orjson
-        # refuses). No lookbehind: a pattern that starts with one loses the regex engine's
-        # literal prefix scan (3x slower). A regex: bytes' find
-        # costs twice as much, and `in` also formats a TypeError per call; orjson (3.13)
+        # orjson also reads the integer literal -0 as 0 (Go: -0), so a line that wrote a 0
+        # (wrote_zero) and may hold a -0 is read again by gojson. Not a -0 that goes on as a
+        # float (-0.53, -0e1: orjson reads those as Go does), nor an exponent's as Python writes
+        # it (1e-07). A -0 in a string only costs the slower reader (a -0 before a digit is no
+        # number: a string, or a line orjson refuses). No lookbehind: a pattern that starts
+        # with one loses the regex engine's literal prefix scan (3x slower). A regex: bytes'
+        # find costs twice as much, and `in` also formats a TypeError per call; orjson (3.13)
         # has imported re already, and this codec only serves normalize.
         import re
 
