@@ -118,7 +118,7 @@ def number_walker(
     compares them on float64s of every exponent). One walk whatever the values hold; the checks
     inline, in the order of how often a payload holds each type: it runs on every tool payload.
     The fragments of the floats that repeat (100.0, timeouts) are kept, up to 1,024. An
-    integer 0 sets wrote_zero[0]: it may have been a -0 (see OrjsonCodec.wrote_zero)."""
+    integer 0 sets wrote_zero[0]: it may have been a -0 (see GoCodec.__init__)."""
     floats: dict[float, object] = {}
     zero = [False] if wrote_zero is None else wrote_zero
 
