@@ -85,6 +85,7 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None) -
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
+    _close_on_exec(handed_fd)
     spare = -1
     if handed_fd is not None:
         if handed_fd == WORKER_FD:  # dup2 onto itself need not clear close-on-exec everywhere
@@ -101,6 +102,22 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None) -
 
     _thread.start_new_thread(_reap, (pid,))  # a caller that lives on (agentino) keeps no zombie
     return pid
+
+
+def _close_on_exec(keep: int | None) -> None:
+    """Mark every descriptor past stderr close-on-exec (but KEEP): what the harness or a wrapper
+    handed the hook (`flock FILE -c`'s lock, a pipe it waits on) must not live on in a detached
+    process. The hook itself execs nothing else, and exits soon after."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 256))  # no /proc: the usual range
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.set_inheritable(fd, False)
+            except OSError:
+                pass  # closed meanwhile (listdir's own descriptor among them)
 
 
 def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
