@@ -147,10 +147,10 @@ def hook_command(args: list[str], log: AgentLog) -> None:
     from sciontool_py.telemetry import after_answer
 
     after_answer(log, answer)  # once answered: the export happens where the harness does not wait
-    if answer.watch is not None:
+    if answer.watch:
         from sciontool_py import harness_exit
 
-        harness_exit.start(log, *answer.watch, dialect, dialect_file)
+        harness_exit.ensure(log, dialect, dialect_file)
     if answer.failure or undelivered:
         raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 

@@ -25,6 +25,7 @@ from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
 SCION_HOME = "/home/scion"  # Scion's fallback when HOME is unset
@@ -54,6 +55,15 @@ def failure(exc: OSError) -> str:
     """An OSError in one line: the file first, as Scion's messages put it."""
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
+
+
+def attempt(failures: list[str], write: Callable[..., None], *args: object) -> None:
+    """Run WRITE(*ARGS); a file it could not write becomes a line in FAILURES, so one handler
+    failing never stops the others (as in Scion's dispatcher)."""
+    try:
+        write(*args)
+    except OSError as exc:
+        failures.append(failure(exc))
 
 
 def _named(exc: OSError, path: str) -> OSError:

@@ -1,37 +1,62 @@
-"""The harness exit watcher: a session end for harnesses that exit without one.
+"""The exit watcher: an agent's end is said even when its harness fires no end hook.
 
-With the dialect option watch_harness_exit, the hook records under the state
-lock which process is the harness (handlers/exit_watch.py) and, once it has
-answered, starts this watcher detached, as the telemetry worker is started:
-a new session, /dev/null as stdio. It waits for that process to exit (a
-pidfd: no polling where the kernel has them; else a slow poll that checks the
-start time, so a recycled pid is never waited for) and then applies a
-session-end through the hook's own handlers, unless the session ended
-meanwhile or another process took it up. It never signals anything and
-writes only what the hook writes.
+A harness killed mid-tool (the OOM killer, a closed terminal, `kill -9`), or
+one that exits without a session end (`qwen -p`, `vibe -p`), would leave its
+status `executing` or `working` for good. After answering, the hook makes
+sure one watcher runs for its HOME (ensure): a detached process, started as
+the telemetry worker is (a new session, /dev/null as stdio), that holds a
+pidfd on every live agent's harness process (no polling where the kernel has
+pidfds) and, when one exits, says the end under the state lock:
+
+- outside Scion (registry.py), for every dialect: phase `error`, activity
+  cleared and detail.message when a turn was under way or a call was open (a
+  crash), phase `stopped` when the agent was between turns; an agent under a
+  live `sciontool run` is left to it, since it knows the exit code;
+- inside Scion, for a dialect with `watch_harness_exit` only, as before: a
+  session-end through the dialect's rules for each session that process held.
+
+One watcher per HOME (a lock file says which), whatever the number of agents,
+sessions or hooks; it rescans the agents once a second, drops a process no
+longer listed (an agent evicted, ended or taken over), and exits once nothing
+is left to watch. It never signals anything and writes only what a hook writes.
 """
 
 from __future__ import annotations
 
 import os
 
-from sciontool_py.handlers.exit_watch import process_stat
+from sciontool_py import process, registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sciontool_py.handlers.agent_end import Outcome
     from sciontool_py.log.writer import AgentLog
 
 MODULE = "sciontool_py.harness_exit"
+LOCK = ".scion/exit-watcher.lock"
 RAW_NAME = "harness-exit"  # the synthetic event's raw name: no dialect maps it
-REASON = "the harness exited without a session end"
-POLL_SECONDS = 2.0  # only without pidfd_open (a kernel before 5.3)
+SWITCH = "SCIONTOOL_EXIT_WATCH"  # off, 0, false or no: start no watcher
+RESCAN_SECONDS = 1.0
+Process = tuple[int, int]
 
 
-def start(
-    log: AgentLog, session: str, process: list[int], dialect: str | None, dialect_file: str | None
-) -> None:
-    """Start the watcher detached, as the telemetry worker is; never raises."""
-    args = ["--home", log.home, "--session", session, "--pid", str(process[0]), "--start", str(process[1])]
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "").strip().lower() not in ("off", "0", "false", "no")
+
+
+def ensure(log: AgentLog, dialect: str | None, dialect_file: str | None) -> None:
+    """Start HOME's watcher unless one runs; never raises. dialect: what a Scion-mode session end
+    goes through (watch_harness_exit)."""
+    if not enabled():
+        return
+    home = log.home
+    held = _try_lock(home)
+    if held is None:
+        return  # one runs (it rescans the agents within a second), or the lock file is not usable
+    os.close(held)
+    args = ["--home", home]
     if dialect_file:
         args += ["--dialect-file", os.path.abspath(dialect_file)]
     elif dialect:
@@ -40,79 +65,197 @@ def start(
         from sciontool_py.telemetry.launch import start_detached
 
         start_detached(MODULE, args)
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the session id
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
         log.debug(f"Harness exit watch not started: {exc}")
 
 
-def wait_for_exit(pid: int, start: int) -> None:
-    """Return once the process PID started at START has exited (at once if it already has)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        fd = -1
-    try:
-        if not _alive(pid, start):  # checked after the pidfd is held: it cannot be recycled now
-            return
-        if fd >= 0:
-            import select
+def _try_lock(home: str) -> int | None:
+    """The watcher's lock, taken without waiting; None when another process holds it (or the lock
+    file cannot be used: a FIFO, a symlink, a folder planted at its name)."""
+    from sciontool_py.fs import FileLock
 
+    try:
+        os.mkdir(os.path.join(home, ".scion"), 0o700)
+    except OSError:
+        pass  # there already, or HOME itself is not usable: the lock says which
+    try:
+        lock = FileLock(home, LOCK, wait=0).__enter__()
+    except OSError:
+        return None
+    fd, lock.fd = lock.fd, -1
+    return fd
+
+
+def targets(home: str) -> dict[Process, list[str]]:
+    """What to watch: each process whose exit ends something, with what it ends (agent keys outside
+    Scion, session ids inside)."""
+    found: dict[Process, list[str]] = {}
+    if registry.in_scion(home):
+        from sciontool_py.handlers import sessions
+
+        for session, harness in sessions.read(home).watched.items():
+            found.setdefault((harness[0], harness[1]), []).append(session)
+        return found
+    for record in registry.records(home):
+        if registry.ended(record):
+            continue
+        watched = record.run if record.run is not None and process.alive(record.run) else record.process
+        if watched is not None:
+            found.setdefault((watched[0], watched[1]), []).append(record.key)
+    return found
+
+
+def watch(home: str, say_end: Callable[[Process, list[str]], None], held: int) -> None:
+    """Wait for every target's exit, calling say_end for each, until there is nothing to watch;
+    then release HELD, the watcher's lock, under the state lock."""
+    import select
+
+    from sciontool_py.fs import StateLock
+
+    fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
+    try:
+        while True:
+            current = targets(home)
+            for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
+                _close(fds.pop(proc))
+            for proc, ends in current.items():
+                if proc not in fds:
+                    fd = process.open_pidfd(proc)
+                    if fd is None:
+                        say_end(proc, ends)  # gone before it was watched
+                    else:
+                        fds[proc] = fd
+            for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
+                fds.pop(proc)
+                say_end(proc, current[proc])
+            if not fds:
+                # A hook adds an agent under the state lock, then calls ensure(): released inside
+                # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
+                with StateLock(home):
+                    if not targets(home):
+                        os.close(held)
+                        return
+                continue
             poller = select.poll()
-            poller.register(fd, select.POLLIN)  # readable once the process has exited
-            while not poller.poll():
-                pass
-            return
-        import time
-
-        while _alive(pid, start):
-            time.sleep(POLL_SECONDS)
+            by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
+            for fd in by_fd:
+                poller.register(fd, select.POLLIN)  # readable once the process has exited
+            for fd, _ in poller.poll(RESCAN_SECONDS * 1000):
+                proc = by_fd[fd]
+                _close(fds.pop(proc))
+                say_end(proc, targets(home).get(proc, []))
     finally:
-        if fd >= 0:
-            os.close(fd)
+        for fd in fds.values():
+            _close(fd)
 
 
-def _alive(pid: int, start: int) -> bool:
-    stat = process_stat(pid)
-    return stat is not None and stat[3] == start and stat[1] not in (b"Z", b"X")
+def _close(fd: int) -> None:
+    if fd >= 0:
+        os.close(fd)
 
 
-def main(argv: list[str]) -> int:
-    """The watcher: --home, --session, --pid, --start, and --dialect or --dialect-file."""
-    options = dict(zip(argv[::2], argv[1::2], strict=True))
-    home, session = options["--home"], options["--session"]
-    process = [int(options["--pid"]), int(options["--start"])]
-    wait_for_exit(*process)
-    from sciontool_py.dialect.discover import resolve
+def end_agent(
+    log: AgentLog, key: str, exit_code: int | None = None, requested: bool = False, limits: bool = False
+) -> Outcome | None:
+    """Say the end of the agent KEY (outside Scion), unless it ended already or, told by the
+    watcher (no exit code), its harness still runs; the outcome, None when nothing was said."""
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.truth import Truth
-    from sciontool_py.hook import Answer, apply_event, log_failures
-    from sciontool_py.log.writer import AgentLog
+    from sciontool_py.fs import StateLock
+    from sciontool_py.handlers import agent_end
+    from sciontool_py.handlers.agent_state import AgentState
+    from sciontool_py.hook import Answer, log_failures
+
+    home = log.home
+    with StateLock(home) as lock:
+        if lock.given_up:
+            log.write("", lock.given_up, level="WARN")
+        record = registry.read(home, key)
+        if record is None or registry.ended(record):
+            return None
+        running = record.process
+        if exit_code is None and running is not None and process.alive(running):
+            return None  # the run it was watched through ended first: its harness is watched next
+        agent = AgentState.of(home, record)
+        outcome = agent_end.classify(agent, exit_code, requested, limits)
+        agent_end.apply(agent, outcome)
+        data: dict[str, object] = {"reason": agent_end.REASON}
+        if record.session:
+            data["session_id"] = record.session
+        event = CanonicalEvent("session-end", RAW_NAME, record.harness, data, {})
+        log.write("error" if outcome.crashed else "stopped", outcome.line, level=outcome.level)
+        log_failures(log, agent.save(log, event, outcome.line, True, False))
+    from sciontool_py.hook import hub_configured
+
+    if hub_configured():
+        from sciontool_py.handlers.hub_update import report_end
+
+        report_end(home, log, outcome)
     from sciontool_py.telemetry import after_answer
 
-    log = AgentLog(home, quiet=True)
-    try:
-        spec = resolve(options.get("--dialect"), options.get("--dialect-file"))
+    after_answer(log, Answer(event))
+    return outcome
+
+
+def end_sessions(
+    log: AgentLog, harness: Process, ended: list[str], dialect: str | None, dialect_file: str | None
+) -> None:
+    """Inside Scion: a session-end through the dialect's rules for each session HARNESS held,
+    unless it ended another way or a resumed process took it up (checked under the lock)."""
+    from sciontool_py.dialect.discover import resolve
+    from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers.agent_end import REASON
+    from sciontool_py.handlers.truth import Truth
+    from sciontool_py.hook import Answer, apply_event, log_failures
+    from sciontool_py.telemetry import after_answer
+
+    spec = resolve(dialect, dialect_file)
+    for session in ended:
         data: dict[str, object] = {"reason": REASON}
         if session:
             data["session_id"] = session
         event = CanonicalEvent("session-end", RAW_NAME, spec.name, data, {})
-        dialect_options = spec.options
-        truth = Truth.of(dialect_options) or Truth({})
-        # Under the state lock, the event is ignored (a DEBUG line, nothing else) unless this
-        # process still holds the session: it ended another way, or a resume took it up.
-        truth.watcher = process
-        failures = apply_event(
+        options = spec.options
+        truth = Truth.of(options) or Truth({})
+        truth.watcher = list(harness)
+        applied = apply_event(
             log,
             event,
-            dialect_options.get("input_tools") or [],  # type: ignore[arg-type]
-            dialect_options.get("resumes_after_wait") or (),  # type: ignore[arg-type]
+            options.get("input_tools") or [],  # type: ignore[arg-type]
+            options.get("resumes_after_wait") or (),  # type: ignore[arg-type]
             truth,
         )
-        log_failures(log, failures)
+        log_failures(log, applied.failures)
         if not truth.ignored:
             after_answer(log, Answer(event))
+
+
+def main(argv: list[str]) -> int:
+    """The watcher: --home, and --dialect or --dialect-file (for Scion-mode session ends)."""
+    options = dict(zip(argv[::2], argv[1::2], strict=True))
+    home = options["--home"]
+    held = _try_lock(home)
+    if held is None:
+        return 0  # another watcher took the HOME meanwhile
+    from sciontool_py.log.writer import AgentLog
+
+    log = AgentLog(home, quiet=True)
+    dialect, dialect_file = options.get("--dialect"), options.get("--dialect-file")
+    scion = registry.in_scion(home)
+
+    def say_end(proc: Process, ends: list[str]) -> None:
+        try:
+            if scion:
+                end_sessions(log, proc, ends, dialect, dialect_file)
+            else:
+                for key in ends:
+                    end_agent(log, key)
+        except Exception as exc:  # one agent's end must not cost the others their watcher
+            log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
+
+    try:
+        watch(home, say_end, held)
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
+        os.close(held)
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1
     return 0

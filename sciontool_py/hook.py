@@ -13,15 +13,14 @@ from sciontool_py import gojson
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, JSONError
-from sciontool_py.fs import StateLock, failure
+from sciontool_py.fs import StateLock, attempt
 from sciontool_py.handlers import agent_info, agent_log
+from sciontool_py.handlers.agent_state import AgentState
 from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.handlers.prompt_file import save_first_prompt
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.truth import Truth
@@ -49,13 +48,16 @@ def apply_event(
     input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
     truth: Truth | None = None,
-) -> list[str]:
+    in_process: bool = False,
+) -> Applied:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
 
-    As in Scion, one handler failing does not stop the others: a status file
-    that cannot be written must not also cost the agent.log line, the limit
-    count or the hub report.  Returns the failures, one line each.
+    The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
+    HOME, outside it the agent's own record; in_process: this process is the harness (agentino
+    calls it so), not an ancestor. As in Scion, one handler failing does not stop the others: a
+    status file that cannot be written must not also cost the agent.log line, the limit count or
+    the hub report.
     """
     home = log.home
     limits = configured_limits()
@@ -64,16 +66,14 @@ def apply_event(
     with StateLock(home) as lock:
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
-        info = agent_info.read(home)
+        keeps_state = truth is not None and truth.keeps_state
+        agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, in_process)
+        info = agent.info
         ignored = ""
         if truth is None:
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
         else:
-            changed, ignored = _apply_truth(
-                home, truth, info, event, input_tools, resumes_after_wait, failures
-            )
-        if changed:
-            _attempt(failures, agent_info.write, home, info)
+            changed, ignored = _apply_truth(truth, agent, event, input_tools, resumes_after_wait)
         tag, message = agent_log.describe(event)
         level = agent_log.level_of(event)
         if truth is not None:
@@ -84,56 +84,60 @@ def apply_event(
             log.write(tag, message, level=level)
             if ignored:
                 log.debug(ignored)
-        _attempt(failures, save_first_prompt, home, event)
+        failures += agent.save(log, event, message, changed, bool(ignored))
+        attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         local = dict(info) if truth is not None else None
         if limits:
             counts, exceeded = count_event(home, event.name, limits, log)
             if exceeded:
                 agent_info.set_activity(info, "limits_exceeded")
-                _attempt(failures, agent_info.write, home, info)
+                failures += agent.save(log, event, message, True, True)
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
     if hub_configured() and not ignored:  # an ignored event is not news for the hub either
         from sciontool_py.handlers.hub_update import report_to_hub
 
         report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts, local)
-    return failures
+    return Applied(failures, agent)
+
+
+class Applied:
+    """What apply_event did: the files it could not write (one line each) and the agent's state."""
+
+    __slots__ = ("failures", "agent")
+
+    def __init__(self, failures: list[str], agent: AgentState) -> None:
+        self.failures = failures
+        self.agent = agent
+
+    @property
+    def watched(self) -> bool:
+        """Whether an exit watcher must watch the agent's harness: outside Scion every agent a
+        harness process names, inside only a claim of watch_harness_exit."""
+        record = self.agent.record
+        return record is not None and record.process is not None
 
 
 def _apply_truth(
-    home: str,
     truth: Truth,
-    info: dict[str, object],
+    agent: AgentState,
     event: CanonicalEvent,
     input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...],
-    failures: list[str],
 ) -> tuple[bool, str]:
     """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
-    from sciontool_py.handlers import sessions
-
-    # Rules that need no memory across calls (keep_state_sources alone) read and write no file.
-    state = sessions.read(home) if truth.keeps_state else sessions.SessionState()
+    state = agent.state
     ignored = truth.ignores(event, state)
-    changed = False if ignored else truth.apply(info, state, event, input_tools, resumes_after_wait)
-    if truth.watch_exit and not ignored:
+    changed = False if ignored else truth.apply(agent.info, state, event, input_tools, resumes_after_wait)
+    if truth.watch_exit and not ignored and agent.record is None:
+        # Inside Scion: which process's exit ends the session (outside, every agent is watched).
         from sciontool_py.handlers import exit_watch
 
         truth.claimed = exit_watch.claim(state, event)
-    if state.dirty and truth.keeps_state:
-        written = len(failures)
-        _attempt(failures, sessions.write, home, state)
-        if len(failures) > written:
-            truth.claimed = None  # a watcher with no record would stand down: start none
+    if not truth.keeps_state:
+        state.dirty = False  # rules that need no memory across calls read and write no file
     return changed, ignored
-
-
-def _attempt(failures: list[str], handler: Callable[..., None], *args: object) -> None:
-    try:
-        handler(*args)
-    except OSError as exc:
-        failures.append(failure(exc))
 
 
 def log_failures(log: AgentLog, failures: list[str]) -> str:
@@ -148,17 +152,13 @@ def log_failures(log: AgentLog, failures: list[str]) -> str:
 
 class Answer:
     """What one hook call produced: the event (None when stdin was empty), the response for
-    stdout, what could not be written ('' when every state file was: exit 0), and the harness
-    exit watcher to start once answered ((session, [pid, start time]), or None)."""
+    stdout, what could not be written ('' when every state file was: exit 0), and whether the
+    HOME's exit watcher must run once answered."""
 
     __slots__ = ("event", "failure", "response", "watch")
 
     def __init__(
-        self,
-        event: CanonicalEvent | None,
-        response: str = "",
-        failure: str = "",
-        watch: tuple[str, list[int]] | None = None,
+        self, event: CanonicalEvent | None, response: str = "", failure: str = "", watch: bool = False
     ) -> None:
         self.event = event
         self.response = response
@@ -166,11 +166,14 @@ class Answer:
         self.watch = watch
 
 
-def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None) -> Answer:
+def receive(
+    spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, in_process: bool = False
+) -> Answer:
     """The receiver's pipeline for one decoded envelope: normalize, then every handler.
 
-    event_name is the raw event name when the envelope carries none. Raises EventError
-    when the envelope has no event; a state file that cannot be written is in the Answer.
+    event_name is the raw event name when the envelope carries none; in_process: this process
+    is the harness. Raises EventError when the envelope has no event; a state file that cannot
+    be written is in the Answer.
     """
     event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
@@ -182,11 +185,13 @@ def receive(spec: DialectSpec, payload: object, log: AgentLog, event_name: str |
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    failure = log_failures(log, apply_event(log, event, input_tools, resumes, truth))  # type: ignore[arg-type]
+    applied = apply_event(log, event, input_tools, resumes, truth, in_process)  # type: ignore[arg-type]
+    failure = log_failures(log, applied.failures)
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
-    return Answer(event, response, failure, truth.claimed if truth is not None else None)
+    watch = applied.watched or (truth is not None and truth.claimed is not None)
+    return Answer(event, response, failure, watch)
 
 
 def run_hook(

@@ -23,6 +23,6 @@ def report_status(status_type: str, message: str, log: AgentLog) -> None:
     message = message or STATUS_TYPES[status_type][1]
     event = CanonicalEvent(STATUS_EVENT, status_type, "", {"message": message}, {})
     # A state file that cannot be written is still logged and reported, then fails the call.
-    failed = log_failures(log, apply_event(log, event, []))
+    failed = log_failures(log, apply_event(log, event, []).failures)
     if failed:
         raise SciontoolError(failed)

@@ -43,6 +43,9 @@ SCION_VARIABLES = (
     "SCION_AGENT_SLUG",
     "SCION_BROKER_NAME",
     "SCION_GCP_PROJECT_ID",
+    # `sciontool run`'s marks on the hooks inside it: the suite may itself run under one.
+    "SCIONTOOL_RUN",
+    "SCIONTOOL_RUN_NAME",
     # The standard OpenTelemetry variables the telemetry reads (docs/telemetry.md).
     "OTEL_SDK_DISABLED",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -109,6 +112,10 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # And a HOME of its own for whatever a test starts without choosing one: the dialect
     # cache, pip's cache and rustup's settings (pip asks rustc its version) land there.
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    # A hook under pytest takes the test's process for its harness, which lives as long as the
+    # suite: an exit watcher per test HOME would wait that long. The watcher's own tests (and
+    # those that need one) turn it on.
+    monkeypatch.setenv("SCIONTOOL_EXIT_WATCH", "off")
     return folder
 
 
@@ -252,6 +259,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in SCION_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return folder
+
+
+@pytest.fixture
+def in_scion(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The `home` fixture as inside a Scion container (SCION_AGENT_ID set): one agent, whose state
+    is the files in HOME (agent-info.json, agent-sessions.json), never a per-agent record."""
+    monkeypatch.setenv("SCION_AGENT_ID", "agent-under-test")
+    return home
 
 
 class HubRequest:

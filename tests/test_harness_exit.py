@@ -1,331 +1,363 @@
-"""The harness exit watcher (dialect option watch_harness_exit), with real processes: a stand-in
-harness (a Python process) runs the real `sciontool hook` through `sh -c`, as Qwen Code and
-Vibe do, then exits without a session end."""
+"""The exit watcher with real processes: stand-in harnesses (tests/standin.py) fire the real
+`sciontool hook` through `sh -c` or a wrapper, then are killed with SIGKILL or exit without a
+session end. The watcher is one process per HOME, bounded by harness processes, and never
+signals anything."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HANG_BOUND, REPO, Agent, log_entries
+from conftest import HANG_BOUND, REPO, Agent
+from standin import StandIn, eventually, info, record_of, records, watchers
 
-from sciontool_py import harness_exit
-from sciontool_py.handlers.exit_watch import process_stat
-from sciontool_py.harness_exit import MODULE, REASON
-from sciontool_py.log.writer import AgentLog
+from sciontool_py import harness_exit, process, registry
+from sciontool_py.dialect.discover import resolve
 
-# Runs each envelope of argv through the hook command (in $HOOK) under a shell; with --stay, then
-# waits for its stdin to close before exiting (a harness still running).
-HARNESS = """\
-import os, subprocess, sys
-envelopes = [a for a in sys.argv[1:] if a != "--stay"]
-for envelope in envelopes:
-    subprocess.run(["sh", "-c", os.environ["HOOK"] + "; :"], input=envelope.encode(), check=True)
-if "--stay" in sys.argv:
-    print("ready", flush=True)
-    sys.stdin.read()
-"""
-WATCHER = "import sys\nfrom sciontool_py.harness_exit import main\nsys.exit(main(sys.argv[1:]))"
+WATCHER = f"import sys\nfrom {harness_exit.MODULE} import main\nsys.exit(main(sys.argv[1:]))"
+SIGNAL_CALLS = "kill,tkill,tgkill,pidfd_send_signal,rt_sigqueueinfo,rt_tgsigqueueinfo"
+DIALECTS = sorted(p.name for p in (REPO / "dialects").iterdir() if (p / "dialect.yaml").is_file())
 
 
-def envelope(name: str, session: str = "s1", **fields: object) -> str:
-    return json.dumps({"hook_event_name": name, "session_id": session, **fields})
+@pytest.fixture
+def stand_ins(agent: Agent, tmp_path: Path) -> Iterator[list[StandIn]]:
+    """Stand-in harnesses the test starts; each is killed at the end, and the HOME's watcher,
+    with nothing left to watch, must then exit by itself."""
+    started: list[StandIn] = []
+    yield started
+    for stand_in in started:
+        stand_in.close()
+    assert eventually(lambda: not watchers(agent.home)), "the watcher outlived every harness"
 
 
-# A wrapper of the hook named sciontool (as make e2e's recorder, `timeout`, `uv run`): it exits
-# with the hook, so it is not the harness.
-WRAPPER = "import subprocess, sys\nsys.exit(subprocess.run([sys.executable, '-m', 'sciontool_py', *sys.argv[1:]]).returncode)"
+def start(stand_ins: list[StandIn], agent: Agent, tmp_path: Path, dialect: str, **kw: str) -> StandIn:
+    folder = tmp_path / f"h{len(stand_ins)}"
+    folder.mkdir()
+    stand_in = StandIn(agent, folder, dialect, **kw)
+    stand_ins.append(stand_in)
+    return stand_in
 
 
-def harness(
-    agent: Agent,
-    tmp_path: Path,
-    *args: str,
-    dialect: str = "qwen-code",
-    wrapped: bool = False,
-    dialect_file: Path | None = None,
-) -> subprocess.Popen[bytes]:
-    script = tmp_path / "harness.py"
-    script.write_text(HARNESS)
-    which = f"--dialect-file={dialect_file}" if dialect_file else f"--dialect={dialect}"
-    hook = f"{sys.executable} -m sciontool_py hook {which}"
-    if wrapped:
-        (tmp_path / "sciontool").write_text(WRAPPER)
-        hook = f"{sys.executable} {tmp_path / 'sciontool'} hook {which}"
-    return subprocess.Popen(
-        [sys.executable, str(script), *args],
-        env={**agent.env, "HOOK": hook},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-
-
-def watchers(home: Path) -> list[int]:
-    """The pids of the exit watchers started for HOME."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(MODULE.encode() in a for a in argv) and os.fsencode(home) in argv:
-                found.append(int(name))
+def envelope(dialect: str, canonical: str, **values: str) -> dict[str, object]:
+    """An envelope of DIALECT for a raw event it maps to CANONICAL, with VALUES (tool_name,
+    session_id, ...) where the dialect reads them."""
+    spec = resolve(dialect, None)
+    raw, mapping = next((r, m) for r, m in spec.mappings.items() if m.event == canonical)
+    found: dict[str, object] = {spec.name_fields[0]: raw}
+    for field, value in values.items():
+        path = mapping.fields.get(field)
+        if path:
+            target = found
+            for key in path[:-1]:
+                target = target.setdefault(key, {})  # type: ignore[assignment]
+            target[path[-1]] = value
     return found
 
 
-def eventually(check: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + HANG_BOUND
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
+def claude(name: str, session: str = "s1", **fields: object) -> dict[str, object]:
+    return {"hook_event_name": name, "session_id": session, **fields}
 
 
-def phase(agent: Agent) -> object:
-    try:
-        return agent.info.get("phase")
-    except (OSError, ValueError):
-        return None
+# --- 3. an agent's end is always said ---------------------------------------------------------
 
 
-def ended_lines(agent: Agent) -> list[str]:
-    # A DEBUG line may quote the line it did not write ("not logged: Session ended ...").
-    return [line for line in agent.log_lines if "Session ended" in line and "[DEBUG]" not in line]
-
-
-def test_a_harness_that_exits_without_a_session_end_reads_stopped(agent: Agent, tmp_path: Path) -> None:
-    run = harness(agent, tmp_path, envelope("SessionStart", source="startup"), envelope("Stop"))
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
-    assert eventually(lambda: not watchers(agent.home))
-    assert ended_lines(agent) == [line for line in agent.log_lines if REASON in line]
-    assert len(ended_lines(agent)) == 1
-    assert json.loads((agent.home / "agent-sessions.json").read_text())["ended"] == ["s1"]
-
-
-def test_a_wrapper_of_the_hook_is_not_taken_for_the_harness(agent: Agent, tmp_path: Path) -> None:
-    tool = {"tool_name": "run_shell_command", "tool_use_id": "t1", "tool_input": {"command": "ls"}}
-    run = harness(
-        agent,
-        tmp_path,
-        envelope("SessionStart", source="startup"),
-        envelope("PreToolUse", **tool),
-        "--stay",
-        wrapped=True,
-    )
-    assert run.stdout is not None and run.stdin is not None
-    assert run.stdout.readline() == b"ready\n"
-    assert eventually(lambda: len(watchers(agent.home)) == 1)
-    time.sleep(0.5)  # the wrappers are gone: a watcher of one of them would have ended the session
-    assert phase(agent) == "running"
-    state = json.loads((agent.home / "agent-sessions.json").read_text())
-    assert state["watched"]["s1"][0] == run.pid
-    run.stdin.close()
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: phase(agent) == "stopped")
-
-
-def test_vibe_which_fires_no_session_event_at_all_reads_stopped(agent: Agent, tmp_path: Path) -> None:
-    start = envelope("pre_tool", tool_name="bash", tool_call_id="c1", tool_input={"command": "ls"})
-    end = envelope("post_tool", tool_name="bash", tool_call_id="c1", tool_status="success")
-    run = harness(agent, tmp_path, start, end, envelope("post_agent"), dialect="mistral-vibe")
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
-    assert eventually(lambda: not watchers(agent.home))  # its agent.log line follows the state
-    assert len(ended_lines(agent)) == 1
-
-
-def test_a_session_end_the_harness_fired_is_said_once(agent: Agent, tmp_path: Path) -> None:
-    run = harness(
-        agent, tmp_path, envelope("SessionStart", source="startup"), envelope("Stop"), envelope("SessionEnd")
-    )
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: not watchers(agent.home))
-    assert phase(agent) == "stopped"
-    assert len(ended_lines(agent)) == 1
-    assert not [line for line in agent.log_lines if REASON in line]
-
-
-def test_one_watcher_per_session_which_ends_with_its_harness(agent: Agent, tmp_path: Path) -> None:
-    tool = {"tool_name": "run_shell_command", "tool_use_id": "t1", "tool_input": {"command": "ls"}}
-    run = harness(
-        agent,
-        tmp_path,
-        envelope("SessionStart", source="startup"),
-        envelope("UserPromptSubmit", prompt="hi"),
-        envelope("PreToolUse", **tool),
-        envelope("PostToolUse", **tool),
-        envelope("Stop"),
-        "--stay",
-    )
-    assert run.stdout is not None and run.stdin is not None
-    assert run.stdout.readline() == b"ready\n"
-    assert eventually(lambda: len(watchers(agent.home)) == 1)
-    assert len(watchers(agent.home)) == 1  # five hooks of one session, one watcher
-    assert phase(agent) == "running"  # the harness lives: nothing said for it
-    run.stdin.close()
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: not watchers(agent.home))  # gone with its harness
-    assert phase(agent) == "stopped"
-
-
-def test_a_resumed_session_in_a_new_process_is_watched_again(agent: Agent, tmp_path: Path) -> None:
-    for source in ("startup", "resume"):
-        run = harness(agent, tmp_path, envelope("SessionStart", source=source), envelope("Stop"))
-        assert run.wait(timeout=60) == 0
-        assert eventually(lambda: not watchers(agent.home))
-        assert phase(agent) == "stopped"
-    assert len([line for line in agent.log_lines if REASON in line]) == 2
-
-
-def run_watcher(agent: Agent, pid: int, start: int) -> subprocess.CompletedProcess[bytes]:
-    args = ["--home", str(agent.home), "--session", "s1", "--pid", str(pid), "--start", str(start)]
-    return subprocess.run(
-        [sys.executable, "-c", WATCHER, *args, "--dialect", "qwen-code"],
-        env=agent.env,
-        capture_output=True,
-        timeout=HANG_BOUND,
-    )
-
-
-def plant(agent: Agent, watched: list[int]) -> None:
-    (agent.home / "agent-info.json").write_text('{"activity": "working", "phase": "running"}')
-    state = {"ended": [], "open": {}, "session": "s1", "watched": {"s1": watched}}
-    (agent.home / "agent-sessions.json").write_text(json.dumps(state))
-
-
-def test_a_recycled_pid_is_not_waited_for(agent: Agent) -> None:
-    # This process, under a start time it does not have: the watched harness is gone and its pid
-    # reused. The watcher must not wait for the live process that now has the pid.
-    stat = process_stat(os.getpid())
-    assert stat is not None
-    recycled = [os.getpid(), stat[3] + 1]
-    plant(agent, recycled)
-    done = run_watcher(agent, *recycled)
-    assert done.returncode == 0, done.stderr
-    assert phase(agent) == "stopped"
-    assert len(ended_lines(agent)) == 1
-
-
-def test_a_watcher_whose_session_another_process_took_stands_down(agent: Agent) -> None:
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    stat = process_stat(os.getpid())
-    assert stat is not None
-    plant(agent, [os.getpid(), stat[3]])  # the session's harness is now another process
-    agent.env["SCION_LOG_LEVEL"] = "debug"
-    done = run_watcher(agent, gone.pid, 1)
-    assert done.returncode == 0, done.stderr
-    assert phase(agent) == "running"
-    assert not ended_lines(agent)
-    # Only the reason, at DEBUG: the session is not over, and the log does not say it is.
-    [line] = agent.log_lines
-    assert "[DEBUG]" in line and "the session is another process's now (or ended)" in line
-
-
-def test_a_hook_run_straight_from_a_program_watches_that_program(agent: Agent) -> None:
-    # No shell between: the program itself (here the test's process) is the harness. Its watcher
-    # says nothing while it lives.
-    assert agent.hook(envelope("SessionStart", source="startup"), "--dialect=qwen-code").returncode == 0
-    stat = process_stat(os.getpid())
-    assert stat is not None
-    state = json.loads((agent.home / "agent-sessions.json").read_text())
-    assert state["watched"] == {"s1": [os.getpid(), stat[3]]}
-    assert eventually(lambda: len(watchers(agent.home)) == 1)
-    assert agent.hook(envelope("Stop"), "--dialect=qwen-code").returncode == 0
-    time.sleep(0.5)
-    assert len(watchers(agent.home)) == 1
-    assert phase(agent) == "running"
-    for pid in watchers(agent.home):  # ours: it would otherwise wait for the suite's end
-        os.kill(pid, 15)
-
-
-def test_a_dialect_file_of_the_users_own_is_watched_too(agent: Agent, tmp_path: Path) -> None:
-    # `hook --dialect-file=PATH` with watch_harness_exit: the watcher loads the same file.
-    mine = tmp_path / "mine" / "dialect.yaml"
-    mine.parent.mkdir()
-    shutil.copy(REPO / "dialects" / "qwen-code" / "dialect.yaml", mine)
-    run = harness(agent, tmp_path, envelope("SessionStart", source="startup"), dialect_file=mine)
-    assert run.wait(timeout=60) == 0
-    assert eventually(lambda: phase(agent) == "stopped"), agent.log_lines
-    assert eventually(lambda: not watchers(agent.home))
-    assert len(ended_lines(agent)) == 1
-
-
-def test_a_watcher_whose_dialect_is_gone_at_the_exit_changes_nothing(agent: Agent, tmp_path: Path) -> None:
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    plant(agent, [gone.pid, 1])
-    args = ["--home", str(agent.home), "--session", "s1", "--pid", str(gone.pid), "--start", "1"]
-    done = subprocess.run(
-        [sys.executable, "-c", WATCHER, *args, "--dialect-file", str(tmp_path / "removed.yaml")],
-        env=agent.env,
-        capture_output=True,
-        timeout=HANG_BOUND,
-    )
-    assert done.returncode == 1 and done.stderr == b""
-    assert phase(agent) == "running"
-    assert not ended_lines(agent)
-
-
-def test_a_watcher_that_cannot_start_is_a_debug_line_and_nothing_else(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_harness_killed_mid_tool_reads_crashed_for_every_dialect(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn], dialect: str
 ) -> None:
-    # A session id with a NUL (from the harness's envelope) cannot be an argument; an interpreter
-    # removed under the hook (a venv rebuilt) cannot be started. The hook goes on either way.
-    monkeypatch.setenv("SCION_LOG_LEVEL", "debug")
-    log = AgentLog(str(home), quiet=True)
-    harness_exit.start(log, "s\x001", [os.getpid(), 1], "qwen-code", None)
-    monkeypatch.setattr(sys, "executable", str(home / "removed" / "python3"))
-    harness_exit.start(log, "s1", [os.getpid(), 1], None, str(home / "dialect.yaml"))
-    assert [(level, message) for level, _, message in log_entries(home)] == [
-        ("DEBUG", "Harness exit watch not started: embedded null byte"),
-        (
-            "DEBUG",
-            f"Harness exit watch not started: [Errno 2] No such file or directory: '{home}/removed/python3'",
-        ),
-    ]
-    assert not watchers(home)
+    harness = start(stand_ins, agent, tmp_path, dialect)
+    harness.send(envelope(dialect, "tool-start", tool_name="Bash", session_id="s1"))
+    assert info(agent.home).get("activity") in ("executing", "waiting_for_input")
+    harness.kill()  # SIGKILL mid-tool: no end hook
+    assert eventually(lambda: info(agent.home).get("phase") == "error"), agent.log_lines
+    status = info(agent.home)
+    assert "activity" not in status and "toolName" not in status
+    assert "without a session end" in status["detail"]["message"]  # type: ignore[index]
+    [line] = [line for line in agent.log_lines if "[ERROR] [error] Agent exited " in line]
+    assert line.endswith(" without a session end")
 
 
-def test_a_harness_that_exited_but_is_not_yet_reaped_is_not_waited_for() -> None:
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_harness_gone_between_turns_reads_stopped_for_every_dialect(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn], dialect: str
+) -> None:
+    harness = start(stand_ins, agent, tmp_path, dialect)
+    spec = resolve(dialect, None)
+    mapped = {m.event for m in spec.mappings.values()}
+    ending = next(e for e in ("agent-end", "response-complete", "session-start") if e in mapped)
+    harness.send(envelope(dialect, ending, session_id="s1"))
+    assert harness.exit(0) == 0  # no session end
+    assert eventually(lambda: info(agent.home).get("phase") == "stopped"), agent.log_lines
+    assert "detail" not in info(agent.home)
+    assert sum("Session ended (reason: the harness exited" in line for line in agent.log_lines) == 1
+
+
+def test_a_crash_is_said_once_and_a_session_end_the_harness_fired_is_not_said_again(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn]
+) -> None:
+    harness = start(stand_ins, agent, tmp_path, "claude")
+    harness.send(
+        claude("SessionStart", source="startup"), claude("Stop"), claude("SessionEnd", reason="exit")
+    )
+    assert harness.exit(0) == 0
+    assert eventually(lambda: not watchers(agent.home))
+    assert info(agent.home)["phase"] == "stopped"
+    assert sum("Session ended" in line for line in agent.log_lines) == 1  # the harness's own
+
+
+def test_the_watcher_is_cheap_and_never_signals_anything(agent: Agent, tmp_path: Path) -> None:
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed")
+    harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")
+    try:
+        harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))
+        trace = tmp_path / "trace"
+        # The real watcher, started as the hook starts it, under a spy of every signal call.
+        spy_argv = ["strace", "-f", "-qq", "-o", str(trace), "-e", f"trace={SIGNAL_CALLS}"]
+        spy = subprocess.Popen(
+            [*spy_argv, sys.executable, "-c", WATCHER, "--home", str(agent.home)],
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+
+        def traced() -> list[int]:
+            return [
+                p for p in watchers(agent.home) if Path(f"/proc/{p}/comm").read_text().strip() != "strace"
+            ]
+
+        assert eventually(lambda: bool(traced()))
+        [pid] = traced()
+        rss_kib = int(
+            next(
+                line
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith("VmRSS")
+            ).split()[1]
+        )
+        assert rss_kib < 40 * 1024, rss_kib  # about 10 MiB: one small Python process for the whole HOME
+        harness.kill()
+        assert spy.wait(timeout=HANG_BOUND) == 0
+        assert info(agent.home)["phase"] == "error"
+        assert trace.read_text().strip() == ""  # no signal sent, to anything
+    finally:
+        harness.close()
+
+
+# --- 28.1: bounded by harness processes, not by session ids ------------------------------------
+
+
+def test_one_harness_with_40_session_ids_has_one_watcher(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn]
+) -> None:
+    harness = start(stand_ins, agent, tmp_path, "claude")
+    for n in range(40):
+        harness.send(claude("UserPromptSubmit", session=f"session-{n}", prompt="hi"))
+    assert eventually(lambda: len(watchers(agent.home)) == 1)
+    time.sleep(1.5)  # a rescan or more: still one
+    assert len(watchers(agent.home)) == 1
+    assert len(records(agent.home)) == 1  # one agent: the harness process, whatever its sessions
+    harness.kill()
+    assert eventually(lambda: not watchers(agent.home))
+
+
+def test_many_harnesses_share_one_watcher_which_drops_an_evicted_one(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn]
+) -> None:
+    harnesses = [start(stand_ins, agent, tmp_path, "claude") for _ in range(3)]
+    for n, harness in enumerate(harnesses):
+        harness.send(claude("PreToolUse", session=f"s{n}", tool_name="Bash", tool_use_id=f"t{n}"))
+    assert eventually(lambda: len(watchers(agent.home)) == 1)
+    [watcher] = watchers(agent.home)
+
+    def fds() -> int:
+        """The pidfds the watcher holds: one per harness process it waits for."""
+        found = 0
+        for fd in os.listdir(f"/proc/{watcher}/fd"):
+            try:
+                found += os.readlink(f"/proc/{watcher}/fd/{fd}") == "anon_inode:[pidfd]"
+            except OSError:
+                pass  # closed while we looked
+        return found
+
+    assert eventually(lambda: fds() == 3)
+    first = harnesses[0].proc.pid
+    [key] = [k for k in records(agent.home) if k.startswith(f"p{first}-")]
+    (agent.home / ".scion" / "agents" / f"{key}.json").unlink()  # evicted
+    assert eventually(lambda: fds() == 2)  # its pidfd dropped: it waits for it no more
+    harnesses[1].kill()
+    assert eventually(lambda: fds() == 1)
+
+    def ended() -> bool:
+        return record_of(agent.home, harnesses[1].proc.pid)["info"].get("phase") == "error"  # type: ignore[attr-defined]
+
+    assert eventually(ended), agent.log_lines
+
+
+def test_a_record_naming_a_recycled_pid_ends_at_once(agent: Agent, tmp_path: Path) -> None:
+    # A record of a process that is gone, whose pid is now another's (here: this test's own
+    # process, with another start time): never waited for, never taken for the harness.
+    me = process.stat(os.getpid())
+    assert me is not None
+    key = registry.process_key(os.getpid(), me[3] + 1)
+    folder = agent.home / ".scion" / "agents"
+    folder.mkdir(parents=True)
+    record = {
+        "harness": "claude",
+        "session": "s",
+        "project": "",
+        "created": 1,
+        "since": 1,
+        "updated": time.time(),
+        "message": "Running tool: Bash",
+        "turn": True,
+        "info": {"activity": "executing", "toolName": "Bash"},
+    }
+    (folder / f"{key}.json").write_text(json.dumps(record))
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHER, "--home", str(agent.home)],
+        env=agent.env,
+        timeout=HANG_BOUND,
+    )
+    assert done.returncode == 0
+    ended = json.loads((folder / f"{key}.json").read_text())
+    assert ended["info"]["phase"] == "error"
+
+
+# --- 28.2: the harness is found through the usual wrappers ------------------------------------
+
+WRAPPERS = {
+    "sh -c": "sh -c '{hook}; :'",
+    "timeout sh -c": "timeout 30 sh -c '{hook}; :'",
+    "flock -c": "flock {lock} -c '{hook}'",
+    "nice": "nice -n 1 {hook}; :",
+    "env": "env FOO=1 {hook}; :",
+    "stdbuf": "stdbuf -o0 {hook}; :",
+    "bash -lc": "bash -c '{hook}; :'",
+    "fish -c": "fish -c '{hook}; true'",
+    "ksh -c": "ksh -c '{hook}; :'",
+    "mksh -c": "mksh -c '{hook}; :'",
+    "tcsh -c": "tcsh -c '{hook}; true'",
+    "timeout nice flock": "timeout 30 nice flock {lock} sh -c '{hook}; :'",
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPPERS))
+def test_a_wrapped_hook_finds_the_harness_behind_the_wrapper(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn], name: str
+) -> None:
+    wrapper = WRAPPERS[name]
+    program = wrapper.split()[0]
+    for needed in {program, *(w for w in ("timeout", "flock", "nice") if w in wrapper)}:
+        if not shutil.which(needed):
+            pytest.skip(f"{needed} is not installed")
+    wrapper = wrapper.replace("{lock}", str(tmp_path / "lock"))
+    harness = start(stand_ins, agent, tmp_path, "claude", wrapper=wrapper)
+    harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))
+    time.sleep(2.5)  # past the point where a wrapper taken for the harness had exited
+    assert info(agent.home) == {"activity": "executing", "toolName": "Bash"}
+    [record] = records(agent.home)
+    assert record == f"p{harness.proc.pid}-{process.stat(harness.proc.pid)[3]}"  # type: ignore[index]
+    harness.send(claude("PostToolUse", tool_name="Bash", tool_use_id="t1"), claude("Stop"))
+    harness.kill()  # between turns: a stop, not a crash
+    assert eventually(lambda: info(agent.home).get("phase") == "stopped")
+
+
+# --- inside Scion: only watch_harness_exit, as before ----------------------------------------
+
+
+def test_inside_scion_a_qwen_exit_is_a_session_end_and_nothing_else(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn]
+) -> None:
+    harness = start(stand_ins, agent, tmp_path, "qwen-code", SCION_AGENT_ID="agent-1")
+    harness.send(claude("SessionStart", source="startup"), claude("UserPromptSubmit", prompt="hi"))
+    harness.send(claude("PreToolUse", tool_name="run_shell_command", tool_use_id="t1"))
+    harness.kill()
+    assert eventually(lambda: info(agent.home).get("phase") == "stopped"), agent.log_lines
+    assert "detail" not in info(agent.home)  # as before: Scion's init says crashes, not the hook
+    assert not (agent.home / ".scion" / "agents").exists()
+    state = json.loads((agent.home / "agent-sessions.json").read_text())
+    assert "watched" not in state and state["ended"] == ["s1"]
+
+
+def test_inside_scion_a_dialect_without_the_option_starts_no_watcher(agent: Agent, tmp_path: Path) -> None:
+    harness = StandIn(agent, tmp_path, "claude", SCION_AGENT_ID="agent-1")
+    try:
+        harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))
+        time.sleep(0.5)
+        assert watchers(agent.home) == []
+        assert not (agent.home / ".scion" / "agents").exists()
+        assert sorted(p.name for p in agent.home.iterdir()) == [
+            "agent-info.json",
+            "agent-sessions.json",
+            "agent.log",
+        ]
+    finally:
+        harness.close()
+
+
+def test_the_switch_turns_the_watcher_off(agent: Agent, tmp_path: Path) -> None:
+    harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")
+    try:
+        harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))
+        time.sleep(0.5)
+        assert watchers(agent.home) == []
+    finally:
+        harness.close()
+
+
+def test_a_fifo_or_a_folder_at_the_watchers_lock_starts_none_and_costs_the_hook_nothing(
+    agent: Agent, tmp_path: Path
+) -> None:
+    (agent.home / ".scion").mkdir()
+    os.mkfifo(agent.home / ".scion" / "exit-watcher.lock")
+    harness = StandIn(agent, tmp_path, "claude")
+    try:
+        harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))  # no hang on the FIFO
+        assert info(agent.home)["activity"] == "executing"
+        time.sleep(0.5)
+        assert watchers(agent.home) == []
+    finally:
+        harness.close()
+
+
+def test_the_wait_sees_an_exit_that_is_not_yet_reaped() -> None:
     child = subprocess.Popen(["true"])
     try:
-        assert eventually(lambda: (process_stat(child.pid) or (b"", b""))[1] == b"Z")
-        stat = process_stat(child.pid)
-        assert stat is not None
-        started = time.monotonic()
-        harness_exit.wait_for_exit(child.pid, stat[3])  # a zombie: exited, whatever its parent does
-        assert time.monotonic() - started < HANG_BOUND
+        assert eventually(lambda: (process.stat(child.pid) or (b"", b""))[1] == b"Z")
+        found = process.stat(child.pid)
+        assert found is not None
+        assert not process.alive([child.pid, found[3]])  # a zombie has ended
+        assert process.open_pidfd([child.pid, found[3]]) is None
     finally:
         child.wait()
-    harness_exit.wait_for_exit(child.pid, stat[3])  # reaped: no such process at all
 
 
-def test_the_wait_lasts_as_long_as_the_harness_runs() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-    try:
-        stat = process_stat(child.pid)
-        assert stat is not None
-        waiter = threading.Thread(target=harness_exit.wait_for_exit, args=(child.pid, stat[3]), daemon=True)
-        waiter.start()
-        waiter.join(0.5)
-        assert waiter.is_alive()  # the harness still runs
-        assert child.stdin is not None
-        child.stdin.close()  # now it exits
-        waiter.join(HANG_BOUND)
-        assert not waiter.is_alive()
-    finally:
-        if child.poll() is None:  # a failed assertion above: our own child, which would block the wait
-            child.kill()
-        child.wait()
+def test_signal_spy_is_real(tmp_path: Path) -> None:
+    # The spy of the no-signal test sees a signal when one is sent (strace's own check).
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed")
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-o",
+            str(trace),
+            "-e",
+            "trace=kill",
+            sys.executable,
+            "-c",
+            "import os, signal; os.kill(os.getpid(), signal.SIGCONT)",
+        ],
+        check=True,
+        timeout=HANG_BOUND,
+    )
+    assert f"SIG{signal.SIGCONT.name[3:]}" in trace.read_text()

@@ -107,14 +107,14 @@ def test_bad_input_changes_nothing(home: Path) -> None:
 
 
 def test_an_event_that_changes_no_activity_writes_no_agent_info(home: Path) -> None:
-    assert apply_event(AgentLog(str(home)), event("compaction"), []) == []
+    assert apply_event(AgentLog(str(home)), event("compaction"), []).failures == []
     assert log_entries(home) == [("INFO", "working", "Event: compaction")]
     assert not (home / "agent-info.json").exists()
 
 
 def test_unwritable_agent_info_is_a_failure_but_the_other_handlers_run(home: Path) -> None:
     (home / "agent-info.json").mkdir()
-    failures = apply_event(AgentLog(str(home)), event("agent-start", prompt="fix it"), [])
+    failures = apply_event(AgentLog(str(home)), event("agent-start", prompt="fix it"), []).failures
     assert failures == [f"{home / 'agent-info.json'}: Is a directory"]
     assert log_entries(home) == [("INFO", "thinking", "Agent turn started")]
     assert (home / "prompt.md").read_text() == "fix it"

@@ -270,12 +270,15 @@ def nested(depth: int, leaf: str) -> str:
 
 
 def test_a_deep_state_file_with_a_lone_surrogate_is_read_as_go_reads_it(machine: Machine) -> None:
+    # Inside Scion, where every hook reads agent-info.json (outside, only an agent's first does:
+    # then its own record is its state).
+    scion = {"SCION_AGENT_ID": "agent-1"}
     seed = json.dumps(SEED)[:-1]  # the seeded object, left open
     lone = '"\\ud800"'  # a JSON string holding a lone surrogate escape
     (machine.home / "agent-info.json").write_text(seed + ', "deep": ' + nested(5000, lone) + "}")
     limits = '{"turn_count": 4, "model_call_count": 0, "max_turns": 5, "deep": ' + nested(5000, "1") + "}"
     (machine.home / "agent-limits.json").write_text(limits)
-    run = machine.hook(AGENT_END, SCION_MAX_TURNS="5")
+    run = machine.hook(AGENT_END, SCION_MAX_TURNS="5", **scion)
     assert run.returncode == 0
     text = (machine.home / "agent-info.json").read_text()
     assert text.count("[") == 5000 and "\ufffd" in text  # kept, the surrogate as Go writes it
@@ -283,7 +286,7 @@ def test_a_deep_state_file_with_a_lone_surrogate_is_read_as_go_reads_it(machine:
     assert info["activity"] == "limits_exceeded"  # the count was read: 4 + 1 reaches the limit
     # Deeper than Go's 10 000 levels: damaged, as Go would find it, and rewritten.
     (machine.home / "agent-info.json").write_text(seed + ', "deep": ' + nested(10_001, "1") + "}")
-    assert machine.hook(TOOL_START).returncode == 0
+    assert machine.hook(TOOL_START, **scion).returncode == 0
     assert machine.settled(keys=())["toolName"] == "grep"
 
 

@@ -14,6 +14,7 @@ from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES, STICKY_ACTIVITIE
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers.agent_end import Outcome
     from sciontool_py.log.writer import AgentLog
 
 REPLY_LIMIT = 64 * 1024  # bytes of assistant text the hub's message store takes
@@ -151,3 +152,26 @@ def report_to_hub(
         hub.report(event.name, "status", status_body(update))
     if counts is not None:
         hub.report(event.name, "status", status_body(count_update(counts)))
+
+
+def end_update(outcome: Outcome) -> dict[str, object]:
+    """The final StatusUpdate of an agent whose harness is gone, as Scion's init sends it: a crash
+    with its message and exit code, a limits stop, or a plain stop."""
+    if outcome.crashed:
+        update: dict[str, object] = {"phase": "error", "message": outcome.message}
+    elif outcome.activity == "limits_exceeded":
+        message = "Agent stopped: limits exceeded"
+        update = {"phase": "stopped", "activity": "limits_exceeded", "message": message}
+    else:
+        update = {"phase": "stopped", "message": "Agent stopped"}
+    if outcome.exit_code is not None:
+        update["exitCode"] = outcome.exit_code
+    return update
+
+
+def report_end(home: str, log: AgentLog, outcome: Outcome) -> None:
+    from sciontool_py.hub.client import Hub, status_body
+
+    hub = Hub.from_env(home, log)
+    if hub is not None:
+        hub.report("session-end", "status", status_body(end_update(outcome)))

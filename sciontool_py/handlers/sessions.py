@@ -124,16 +124,20 @@ class SessionState:
         if self.watched.pop(session, None) is not None:
             self.dirty = True
 
+    def has_open_calls(self) -> bool:
+        return bool(self.open)
+
+    def to_value(self) -> dict[str, object]:
+        return {
+            "session": self.session,
+            "open": {s: [[c.key, c.tool, c.waits] for c in calls] for s, calls in self.open.items()},
+            "ended": self.ended,
+            **({"stamps": self.stamps} if self.stamps else {}),
+            **({"watched": self.watched} if self.watched else {}),
+        }
+
     def to_json(self) -> str:
-        return gojson.dumps(
-            {
-                "session": self.session,
-                "open": {s: [[c.key, c.tool, c.waits] for c in calls] for s, calls in self.open.items()},
-                "ended": self.ended,
-                **({"stamps": self.stamps} if self.stamps else {}),
-                **({"watched": self.watched} if self.watched else {}),
-            }
-        )
+        return gojson.dumps(self.to_value())
 
 
 def key_text(value: str) -> str:
@@ -154,7 +158,11 @@ def _count(value: object) -> int:
 
 
 def _parse(data: bytes) -> SessionState:
-    value = gojson.loads(gojson.decode_utf8(data))
+    return from_value(gojson.loads(gojson.decode_utf8(data)))
+
+
+def from_value(value: object) -> SessionState:
+    """The state a to_value() gave; ValueError for anything else."""
     if not isinstance(value, dict):
         raise ValueError
     state = SessionState()
@@ -196,6 +204,14 @@ def read(home: str) -> SessionState:
         data = read_bytes(home, FILE, MAX_BYTES)
         return SessionState() if data is None else _parse(data)
     except (OSError, ValueError, JSONError):
+        return SessionState()
+
+
+def of_record(value: dict[str, object]) -> SessionState:
+    """The state an agent's record holds (registry.py); empty when it holds none or a damaged one."""
+    try:
+        return from_value(value) if value else SessionState()
+    except ValueError:
         return SessionState()
 
 

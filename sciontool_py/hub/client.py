@@ -43,9 +43,11 @@ _BODY_ORDER = (
     "status",
     "message",
     "taskSummary",
+    "heartbeat",
     "currentTurns",
     "currentModelCalls",
     "startedAt",
+    "exitCode",
 )
 
 

@@ -125,13 +125,17 @@ def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: Agen
     try:
         # The bytes agentino pipes to a command hook, so both modes read the same event.
         payload = parse_envelope(encode_context(context))
-        answer = receive(spec, payload, log, event)
+        answer = receive(spec, payload, log, event, in_process=True)
     except BaseException as exc:  # SystemExit or KeyboardInterrupt from an object's __str__ too
         log_failure(log, event, exc)
         return
     from sciontool_py.telemetry import after_answer
 
     after_answer(log, answer)  # as the hook does once it has answered; never raises
+    if answer.watch:
+        from sciontool_py import harness_exit
+
+        harness_exit.ensure(log, spec.name, None)  # this process's own exit is said too
 
 
 def encode_context(context: dict[str, object]) -> bytes:

@@ -595,12 +595,16 @@ def test_copilot_error_occurred_is_an_error_while_copilot_retries_not_a_question
 # --- the state file ------------------------------------------------------------------------------
 
 
-def test_every_envelope_in_its_own_process_gives_the_same_states(tmp_path: Path) -> None:
-    """The state outlives the process: the claude-multi replay with one real hook process each."""
+@pytest.mark.parametrize("scion", [True, False], ids=["in Scion", "outside Scion"])
+def test_every_envelope_in_its_own_process_gives_the_same_states(tmp_path: Path, scion: bool) -> None:
+    """The state outlives the process: the claude-multi replay with one real hook process each,
+    in Scion's agent-sessions.json inside Scion, in the agent's own record outside."""
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCION")}
     env.update(HOME=str(home), SCIONTOOL_CACHE_DIR=str(tmp_path / "cache"))
+    if scion:
+        env["SCION_AGENT_ID"] = "agent-under-test"
     states = []
     for envelope in recorded("claude-multi")[:8]:
         done = subprocess.run(
@@ -613,7 +617,13 @@ def test_every_envelope_in_its_own_process_gives_the_same_states(tmp_path: Path)
         assert (done.returncode, done.stderr) == (0, b"")
         states.append(state(home))
     assert states[2:6] == ["executing/Bash running"] * 3 + ["working running"]
-    assert (home / sessions.FILE).stat().st_mode & 0o777 == 0o600
+    if scion:
+        assert (home / sessions.FILE).stat().st_mode & 0o777 == 0o600
+        assert not (home / ".scion" / "agents").exists()
+    else:
+        assert not (home / sessions.FILE).exists()
+        [record] = (home / ".scion" / "agents").iterdir()
+        assert record.stat().st_mode & 0o777 == 0o600
 
 
 PLANTED = [
@@ -633,14 +643,16 @@ PLANTED = [
 
 
 @pytest.mark.parametrize("content", PLANTED, ids=range(len(PLANTED)))
-def test_a_damaged_or_planted_state_file_reads_as_empty(home: Path, content: bytes) -> None:
+def test_a_damaged_or_planted_state_file_reads_as_empty(in_scion: Path, content: bytes) -> None:
+    home = in_scion
     (home / sessions.FILE).write_bytes(content)
     start = recorded("claude-multi")[2]
     assert replay(home, "claude", [start]) == ["executing/Bash"]
     assert sessions.read(str(home)).calls(str(start["session_id"]))[0].tool == "Bash"
 
 
-def test_a_symlink_at_the_state_file_is_replaced_never_followed(home: Path, tmp_path: Path) -> None:
+def test_a_symlink_at_the_state_file_is_replaced_never_followed(in_scion: Path, tmp_path: Path) -> None:
+    home = in_scion
     target = tmp_path / "elsewhere"
     target.write_text('{"session": "s"}')
     (home / sessions.FILE).symlink_to(target)
@@ -649,7 +661,8 @@ def test_a_symlink_at_the_state_file_is_replaced_never_followed(home: Path, tmp_
     assert not (home / sessions.FILE).is_symlink()
 
 
-def test_the_state_file_stays_small_however_many_calls_and_sessions(home: Path) -> None:
+def test_the_state_file_stays_small_however_many_calls_and_sessions(in_scion: Path) -> None:
+    home = in_scion
     starts = [
         {
             "hook_event_name": "PreToolUse",

@@ -92,7 +92,8 @@ def test_agent_info_that_cannot_be_written_fails_the_call_but_loses_nothing_else
         f"[ERROR] Hook processing failed: cannot update agent state: {agent.home / 'agent-info.json'}: Is a directory",
     ]
     assert (agent.home / "prompt.md").read_text() == "fix it"
-    assert sorted(p.name for p in agent.home.iterdir()) == ["agent-info.json", "agent.log", "prompt.md"]
+    # .scion: the agent's own record, outside Scion (docs/receiver.md, "Several agents in one HOME").
+    assert sorted(p.name for p in agent.home.iterdir()) == [".scion", "agent-info.json", "agent.log", "prompt.md"]
 
 
 def test_status_that_cannot_write_agent_info_still_logs_and_exits_1(agent: Agent) -> None:

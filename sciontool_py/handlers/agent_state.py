@@ -1,0 +1,187 @@
+"""Which agent an event belongs to, and where that agent's status is read and written.
+
+Inside Scion (registry.in_scion) the agent is the container's one agent and
+its state is Scion's own files, exactly as before: $HOME/agent-info.json and
+agent-sessions.json. Outside Scion the hook names the agent by its harness
+process (process.py) and keeps its state in its own record (registry.py), so
+two sessions in one HOME, or a child harness run inside a tool, never change
+each other's status. $HOME/agent-info.json then shows one agent, as Scion
+would write it for that agent alone: the one whose status changed last among
+the live agents that do not run inside another live agent's tool; when the
+last of those ends, the one that ended last.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sciontool_py import process, registry
+from sciontool_py.fs import attempt, regular_size
+from sciontool_py.handlers import agent_info, sessions
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    from sciontool_py.event import CanonicalEvent
+    from sciontool_py.log.writer import AgentLog
+
+RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
+RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
+# A turn is under way from the prompt until its answer: a crash then is a crash, not a stop.
+_TURN_STARTS = frozenset(("prompt-submit", "agent-start", "model-start", "tool-start"))
+_TURN_ENDS = frozenset(("agent-end", "response-complete", "session-end"))
+
+
+class AgentState:
+    """The status of the agent an event belongs to, read under the state lock: info is its
+    agent-info.json content, state the rules' memory (agent-sessions.json). record is None
+    inside Scion, where both are the files in HOME."""
+
+    __slots__ = ("home", "record", "info", "state", "before")
+
+    def __init__(
+        self, home: str, record: registry.Record | None, info: dict[str, object], state: sessions.SessionState
+    ) -> None:
+        self.home = home
+        self.record = record
+        self.info = info
+        self.state = state
+        self.before = (info.get("phase"), info.get("activity"), info.get("toolName"))
+
+    @staticmethod
+    def load(
+        home: str, session: str, dialect: str, keeps_state: bool, in_process: bool = False
+    ) -> AgentState:
+        """The state of the agent whose hook this process runs (SESSION: the event's session id;
+        in_process: this process is the harness, as agentino's callbacks are)."""
+        if registry.in_scion(home):
+            state = sessions.read(home) if keeps_state else sessions.SessionState()
+            return AgentState(home, None, agent_info.read(home), state)
+        record = find(home, session, dialect, in_process)
+        return AgentState(home, record, record.info, sessions.of_record(record.state))
+
+    @staticmethod
+    def of(home: str, record: registry.Record) -> AgentState:
+        return AgentState(home, record, record.info, sessions.of_record(record.state))
+
+    def save(
+        self, log: AgentLog, event: CanonicalEvent, message: str, info_changed: bool, ignored: bool
+    ) -> list[str]:
+        """Write what changed (the record's own bookkeeping included); the failures, one line each.
+
+        Outside Scion the agent's record is this package's own bookkeeping, not a file Scion
+        reads: one that cannot be written is a WARN line, and only agent-info.json fails the call
+        (a damaged record, like a missing one, costs at most the calls in flight)."""
+        failures: list[str] = []
+        record = self.record
+        if record is None:
+            if info_changed:
+                attempt(failures, agent_info.write, self.home, self.info)
+            if self.state.dirty:
+                attempt(failures, sessions.write, self.home, self.state)
+            return failures
+        now = time.time()
+        if not ignored:
+            note(record, event, now)
+        record.message = message[: registry.MAX_TEXT]
+        if (self.info.get("phase"), self.info.get("activity"), self.info.get("toolName")) != self.before:
+            record.since = now
+        record.updated = now
+        record.info = self.info
+        record.state = self.state.to_value() if self.state.dirty or record.state else {}
+        self.state.dirty = False
+        unsaved: list[str] = []
+        attempt(unsaved, registry.write, self.home, record)
+        if unsaved:
+            log.write("", f"Agent record not written: {unsaved[0]}", level="WARN")
+        if info_changed:
+            attempt(failures, show, self.home, record)
+        return failures
+
+
+def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:
+    """What the event says of the agent beyond its status: its session, whether a turn is under way."""
+    name = event.name
+    session = event.text("session_id")
+    if session:
+        record.session = session[: registry.MAX_TEXT]
+    if name in _TURN_STARTS:
+        record.turn = True
+    elif name in _TURN_ENDS or (name == "status" and event.raw_name == "task_completed"):
+        record.turn = False
+    if not record.harness and event.dialect:
+        record.harness = event.dialect
+
+
+def find(home: str, session: str, dialect: str, in_process: bool = False) -> registry.Record:
+    """The record of the agent this hook runs for, a new one (not yet written) the first time."""
+    if in_process:
+        chain = process.ancestors(os.getpid())
+        at = 0 if chain else -1
+    else:
+        chain = process.ancestors()
+        at = process.harness_index(chain)
+    if at < 0:
+        key = registry.session_key(session)  # no /proc, or an orphaned hook: the session names it
+    else:
+        key = registry.process_key(chain[at][0], chain[at][1])
+    record = registry.read(home, key)
+    if record is not None:
+        return record
+    now = time.time()
+    record = registry.Record(key)
+    record.harness = dialect
+    record.created = record.since = now
+    if at >= 0:
+        record.project = process.cwd(chain[at][0])[: registry.MAX_TEXT]
+        _place(home, record, chain[at + 1 :])
+    if not registry.keys(home):
+        # The first agent this HOME has seen takes up what the status file says (left by
+        # Scion, by an earlier version, or by nothing).
+        record.info = agent_info.read(home)
+    registry.prune(home, now, keep=key)
+    return record
+
+
+def _place(home: str, record: registry.Record, above: list[tuple[int, int, bytes]]) -> None:
+    """Set what the agent runs inside: the nearest ancestor that is another agent's harness (a
+    child session started from its tool) or the `sciontool run` of this hook's environment."""
+    run = os.environ.get(RUN_VARIABLE, "")
+    for pid, start, _ in above:
+        key = registry.process_key(pid, start)
+        if regular_size(home, f"{registry.FOLDER}/{key}.json") is not None:
+            record.parent = key
+            return
+        if run == f"{pid}-{start}":
+            record.run = [pid, start]
+            record.name = os.environ.get(RUN_NAME_VARIABLE, "")[: registry.MAX_TEXT]
+            return
+
+
+def eligible(home: str, record: registry.Record) -> bool:
+    """Whether the agent may be shown in $HOME/agent-info.json: it does not run inside the tool of
+    an agent that still runs."""
+    if not record.parent:
+        return True
+    parent = registry.read(home, record.parent)
+    return parent is None or registry.ended(parent) or not _runs(parent)
+
+
+def _runs(record: registry.Record) -> bool:
+    running = record.process
+    return running is None or process.alive(running)
+
+
+def show(home: str, record: registry.Record) -> None:
+    """$HOME/agent-info.json after RECORD's status changed: its status, unless it is nested in a
+    live agent, or it ended while another eligible agent still runs (then that one's)."""
+    if not eligible(home, record):
+        return
+    shown = record
+    if registry.ended(record):
+        for other in registry.records(home):  # the most recently updated first
+            live = not registry.ended(other) and _runs(other)
+            if other.key != record.key and live and eligible(home, other):
+                shown = other
+                break
+    agent_info.write(home, shown.info)

@@ -1,0 +1,105 @@
+"""Processes as /proc tells them: who is the harness a hook runs under, and waiting for one to end.
+
+A harness runs its hook through shells and wrappers (`sh -c`, `timeout`,
+`flock FILE -c`, `nice`, a recorder named sciontool, ...). The harness is the
+hook's nearest ancestor that is none of those, named by pid and start time so
+a recycled pid is never taken for it. Nothing here signals a process.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Shells (by the kernel's comm, which keeps 15 bytes of the program's name).
+_SHELLS = frozenset(
+    b"sh bash dash zsh ash busybox fish ksh ksh93 mksh pdksh lksh oksh tcsh csh yash posh rbash elvish nu "
+    b"xonsh".split()
+)
+# Programs that run a command and wait for it: they exit with the hook, never are the harness.
+_WRAPPERS = frozenset(
+    b"timeout flock nice env stdbuf nohup ionice chrt taskset setsid time xargs unbuffer script sudo doas "
+    b"runuser su chronic systemd-run prlimit setpriv cgexec uv uvx".split()
+)
+MAX_DEPTH = 12  # shells and wrappers between a harness and its hook: one to three in practice
+_MAX_CMDLINE = 64 << 10  # a wrapper names sciontool early; a harness's own argv may be long
+
+
+def stat(pid: int) -> tuple[bytes, bytes, int, int] | None:
+    """(comm, state, ppid, start time) from /proc/PID/stat; None when PID is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as proc:
+            data = proc.read()
+        close = data.rindex(b")")
+        fields = data[close + 2 :].split()
+        # fields 3, 4 and 22 of proc(5); comm may itself hold ")" or spaces.
+        return data[data.index(b"(") + 1 : close], fields[0], int(fields[1]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def alive(process: list[int] | tuple[int, int]) -> bool:
+    """Whether the process [pid, start time] still runs (a zombie has ended)."""
+    found = stat(process[0])
+    return found is not None and found[3] == process[1] and found[1] not in (b"Z", b"X")
+
+
+def ancestors(pid: int | None = None) -> list[tuple[int, int, bytes]]:
+    """(pid, start time, comm) of each ancestor from PID's parent (this process's by default) up,
+    at most MAX_DEPTH of them, stopping before init."""
+    chain: list[tuple[int, int, bytes]] = []
+    current = os.getppid() if pid is None else pid
+    while len(chain) < MAX_DEPTH and current > 1:
+        found = stat(current)
+        if found is None:
+            break
+        comm, _, ppid, start = found
+        chain.append((current, start, comm))
+        current = ppid
+    return chain
+
+
+def harness_index(chain: list[tuple[int, int, bytes]]) -> int:
+    """The index in CHAIN (ancestors, nearest first) of the harness: the first that is neither a
+    shell, a wrapper, nor a program running `sciontool ... hook`; -1 when none is."""
+    for i, (pid, _, comm) in enumerate(chain):
+        if comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid):
+            return i
+    return -1
+
+
+def _runs_a_hook(pid: int) -> bool:
+    """Whether PID's command line runs `sciontool ... hook|status` (a recorder, `uv run`): a wrapper
+    of this hook that exits with it."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as proc:
+            argv = proc.read(_MAX_CMDLINE).split(b"\0")
+    except OSError:
+        return False
+    for i, arg in enumerate(argv):
+        if arg.rpartition(b"/")[2] == b"sciontool":
+            rest = argv[i + 1 :]
+            return b"hook" in rest or b"status" in rest
+    return False
+
+
+def cwd(pid: int) -> str:
+    """The process's working folder ('' when /proc will not say)."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+def open_pidfd(process: list[int] | tuple[int, int]) -> int | None:
+    """A pidfd on the process [pid, start time], readable once it has exited; None when it has
+    already ended (or its pid is another process's now); -1 where the kernel has no pidfds."""
+    try:
+        fd = os.pidfd_open(process[0])
+    except ProcessLookupError:
+        return None
+    except (AttributeError, OSError):
+        return -1 if alive(process) else None
+    if not alive(process):  # checked once the pidfd holds the pid: it cannot be recycled now
+        os.close(fd)
+        return None
+    return fd

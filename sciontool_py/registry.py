@@ -1,0 +1,243 @@
+"""Where each agent on this machine keeps its state, outside Scion: one small file per agent.
+
+Inside Scion there is one agent per container HOME, and its state is the
+files Scion reads ($HOME/agent-info.json, and agent-sessions.json for the
+rules beyond Scion's). Outside Scion several agents share one HOME: two
+terminals, or a `claude -p` run from inside another agent's tool. Each is
+then named by its harness process (pid and start time; process.py) and
+keeps its own record in $HOME/.scion/agents/KEY.json: who it is (harness,
+session, project, name, the `sciontool run` that started it, the agent it
+runs inside), its agent-info.json content, its agent-sessions.json content
+and what a person asks of it (since when, the last message, whether a turn
+is under way, how it ended).
+
+Records are read and written under the HOME's state lock, through the
+hardened file layer (no symlink followed, single-link regular files, atomic
+replace, mode 0600). Bounded: at most MAX_AGENTS records; an agent whose
+harness is gone is listed for AGE_OUT seconds after its last change, then
+removed; a record over MAX_BYTES, damaged or planted reads as missing.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sciontool_py import gojson
+from sciontool_py.errors import JSONError
+from sciontool_py.fs import ensure_folder, open_folder, read_bytes, remove, write_atomic
+
+FOLDER = ".scion/agents"
+MAX_AGENTS = 32
+AGE_OUT = 3600.0  # seconds an ended agent stays listed after its last change
+MAX_BYTES = (1 << 20) + (128 << 10)  # agent-info.json's own 1 MiB cap, and the rest
+MAX_TEXT = 4096  # characters of a name, project folder or message kept
+SCION_HOME = "/home/scion"
+
+
+def in_scion(home: str) -> bool:
+    """Inside a Scion container: one agent per HOME, whose state is Scion's own files."""
+    return bool(os.environ.get("SCION_AGENT_ID")) or os.path.normpath(home) == SCION_HOME
+
+
+def process_key(pid: int, start: int) -> str:
+    return f"p{pid}-{start}"
+
+
+def session_key(session: str) -> str:
+    """The key of an agent found by its session id alone (no harness process to name it)."""
+    import zlib  # only where /proc cannot name the harness
+
+    data = session.encode("utf-8", "surrogatepass")
+    return f"s{zlib.crc32(data):08x}{len(data):x}" if session else "s"
+
+
+def process_of(key: str) -> list[int] | None:
+    """[pid, start time] named by a process key; None for any other key."""
+    if not key.startswith("p"):
+        return None
+    pid, _, start = key[1:].partition("-")
+    return [int(pid), int(start)] if pid.isdigit() and start.isdigit() else None
+
+
+class Record:
+    """One agent. info and state are the agent's agent-info.json and agent-sessions.json contents."""
+
+    __slots__ = (
+        "key",
+        "harness",
+        "session",
+        "project",
+        "name",
+        "run",
+        "parent",
+        "created",
+        "since",
+        "updated",
+        "message",
+        "turn",
+        "exit_code",
+        "info",
+        "state",
+    )
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.harness = ""  # the dialect's name
+        self.session = ""  # the newest session id its events named
+        self.project = ""  # the harness's working folder when first seen
+        self.name = ""  # `sciontool run --name`
+        self.run: list[int] | None = None  # the `sciontool run` process it runs under
+        self.parent = ""  # the key of the agent it was started from, inside a tool
+        self.created = 0.0
+        self.since = 0.0  # when the activity or phase last changed
+        self.updated = 0.0
+        self.message = ""  # the last agent.log message
+        self.turn = False  # a turn under way: a prompt taken and not yet answered
+        self.exit_code: int | None = None
+        self.info: dict[str, object] = {}
+        self.state: dict[str, object] = {}
+
+    @property
+    def process(self) -> list[int] | None:
+        return process_of(self.key)
+
+    def to_value(self) -> dict[str, object]:
+        value: dict[str, object] = {
+            "harness": self.harness,
+            "session": self.session,
+            "project": self.project,
+            "created": self.created,
+            "since": self.since,
+            "updated": self.updated,
+            "message": self.message,
+            "turn": self.turn,
+            "info": self.info,
+        }
+        for key, item in (("name", self.name), ("parent", self.parent), ("state", self.state)):
+            if item:
+                value[key] = item
+        if self.run is not None:
+            value["run"] = self.run
+        if self.exit_code is not None:
+            value["exitCode"] = self.exit_code
+        return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError
+    return value[:MAX_TEXT]
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError
+    return float(value)
+
+
+def _parse(key: str, data: bytes) -> Record:
+    value = gojson.loads(gojson.decode_utf8(data), go_depth=True)
+    if not isinstance(value, dict):
+        raise ValueError
+    record = Record(key)
+    record.harness = _text(value.get("harness", ""))
+    record.session = _text(value.get("session", ""))
+    record.project = _text(value.get("project", ""))
+    record.name = _text(value.get("name", ""))
+    record.parent = _text(value.get("parent", ""))
+    record.message = _text(value.get("message", ""))
+    record.created = _number(value.get("created", 0))
+    record.since = _number(value.get("since", 0))
+    record.updated = _number(value.get("updated", 0))
+    record.turn = value.get("turn") is True
+    run = value.get("run")
+    if run is not None:
+        if not isinstance(run, list) or len(run) != 2:
+            raise ValueError
+        record.run = [int(_number(n)) for n in run]
+    code = value.get("exitCode")
+    if code is not None:
+        record.exit_code = int(_number(code))
+    info, state = value.get("info", {}), value.get("state", {})
+    if not isinstance(info, dict) or not isinstance(state, dict):
+        raise ValueError
+    record.info, record.state = info, state
+    return record
+
+
+def _valid_key(key: str) -> bool:
+    return 0 < len(key) <= 64 and key.replace("-", "").isalnum() and key.isascii()
+
+
+def read(home: str, key: str) -> Record | None:
+    """The record of KEY; None when it is missing or anything but what write() leaves."""
+    try:
+        data = read_bytes(home, f"{FOLDER}/{key}.json", MAX_BYTES)
+        return None if data is None else _parse(key, data)
+    except (OSError, ValueError, JSONError):
+        return None
+
+
+def write(home: str, record: Record) -> None:
+    """Replace the record (its folder made when missing). Not fsynced: after a crash the worst is
+    an agent listed as it was a moment before, and the status file itself is fsynced."""
+    ensure_folder(home, ".scion")
+    ensure_folder(home, FOLDER)
+    write_atomic(home, f"{FOLDER}/{record.key}.json", gojson.dumps(record.to_value()), mode=0o600, sync=False)
+
+
+MAX_LISTED = 4 * MAX_AGENTS  # names looked at in the folder: planted files cannot make it slow
+
+
+def keys(home: str) -> list[str]:
+    """Every record's key (of the first MAX_LISTED names), in no order; [] without a registry."""
+    try:
+        fd = open_folder(home, FOLDER)
+    except OSError:
+        return []
+    try:
+        names = os.listdir(fd)
+    finally:
+        os.close(fd)
+    found = []
+    for name in names[:MAX_LISTED]:
+        key = name[:-5] if name.endswith(".json") else ""
+        if _valid_key(key):
+            found.append(key)
+    return found
+
+
+def records(home: str, unreadable: list[str] | None = None) -> list[Record]:
+    """Every readable record, the most recently updated first; the keys of the others are added
+    to UNREADABLE."""
+    found = []
+    for key in keys(home):
+        record = read(home, key)
+        if record is not None:
+            found.append(record)
+        elif unreadable is not None:
+            unreadable.append(key)
+    found.sort(key=lambda r: r.updated, reverse=True)
+    return found
+
+
+def ended(record: Record) -> bool:
+    return record.info.get("phase") in ("stopped", "error")
+
+
+def prune(home: str, now: float, keep: str = "") -> None:
+    """Under the state lock: remove the records of agents that ended more than AGE_OUT seconds
+    ago, and the oldest ended ones (then the oldest of all) past MAX_AGENTS; never KEEP."""
+    damaged: list[str] = []  # named as ours, but not what write() leaves: planted or cut short
+    found = [r for r in records(home, damaged) if r.key != keep]
+    gone = [r for r in found if ended(r) and now - r.updated > AGE_OUT]
+    kept = [r for r in found if r not in gone]
+    room = MAX_AGENTS - 1 - len(kept)  # one place for KEEP
+    if room < 0:
+        by_age = sorted(kept, key=lambda r: (not ended(r), r.updated))
+        gone += by_age[:-room]
+    for key in [r.key for r in gone] + [k for k in damaged if k != keep]:
+        try:
+            remove(home, f"{FOLDER}/{key}.json")
+        except OSError:
+            pass  # a folder at the name: it reads as missing anyway
