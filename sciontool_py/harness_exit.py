@@ -31,7 +31,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.agent_end import Outcome
+    from sciontool_py.handlers.agent_state import AgentState
     from sciontool_py.log.writer import AgentLog
 
 MODULE = "sciontool_py.harness_exit"
@@ -157,43 +159,159 @@ def _close(fd: int) -> None:
 def end_agent(
     log: AgentLog, key: str, exit_code: int | None = None, requested: bool = False, limits: bool = False
 ) -> Outcome | None:
-    """Say the end of the agent KEY (outside Scion), unless it ended already or, told by the
-    watcher (no exit code), its harness still runs; the outcome, None when nothing was said."""
-    from sciontool_py.event import CanonicalEvent
+    """Say the end of the agent KEY (outside Scion); the outcome, None when nothing was said.
+
+    Told by the watcher (no exit code, no limit), nothing is said when the agent ended already
+    or its harness still runs (the `run` it was watched through ended first). Told by its
+    parent (`sciontool run`), a crash or a limit is said even after the harness's own session
+    end, as Scion's init says it; a clean exit then changes nothing but the hub's last word."""
     from sciontool_py.fs import StateLock
     from sciontool_py.handlers import agent_end
     from sciontool_py.handlers.agent_state import AgentState
-    from sciontool_py.hook import Answer, log_failures
 
     home = log.home
+    told = exit_code is not None or limits
     with StateLock(home) as lock:
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
         record = registry.read(home, key)
-        if record is None or registry.ended(record):
+        if record is None:
             return None
         running = record.process
-        if exit_code is None and running is not None and process.alive(running):
-            return None  # the run it was watched through ended first: its harness is watched next
+        if not told and (registry.ended(record) or (running is not None and process.alive(running))):
+            return None
         agent = AgentState.of(home, record)
         outcome = agent_end.classify(agent, exit_code, requested, limits)
-        agent_end.apply(agent, outcome)
-        data: dict[str, object] = {"reason": agent_end.REASON}
-        if record.session:
-            data["session_id"] = record.session
-        event = CanonicalEvent("session-end", RAW_NAME, record.harness, data, {})
-        log.write("error" if outcome.crashed else "stopped", outcome.line, level=outcome.level)
-        log_failures(log, agent.save(log, event, outcome.line, True, False))
+        said = not registry.ended(record) or outcome.crashed or limits
+        if said:
+            event = _say(log, agent, outcome, record.harness, record.session)
+    _report(log, outcome, event if said else None, told)
+    return outcome
+
+
+def end_scion_agent(log: AgentLog, exit_code: int, requested: bool, limits: bool) -> Outcome:
+    """Inside Scion (a `sciontool run` there): the end of the container's one agent, in HOME's files."""
+    from sciontool_py.fs import StateLock
+    from sciontool_py.handlers import agent_end
+    from sciontool_py.handlers.agent_state import AgentState
+
+    with StateLock(log.home):
+        agent = AgentState.load(log.home, "", "", keeps_state=True)
+        outcome = agent_end.classify(agent, exit_code, requested, limits)
+        said = outcome.crashed or limits or agent.info.get("phase") not in ("stopped", "error")
+        if said:
+            event = _say(log, agent, outcome, "", agent.state.session)
+    _report(log, outcome, event if said else None, True)
+    return outcome
+
+
+def _say(log: AgentLog, agent: AgentState, outcome: Outcome, dialect: str, session: str) -> CanonicalEvent:
+    """Under the state lock: the end into the agent's status, its agent.log line; the event."""
+    from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers import agent_end
+    from sciontool_py.hook import log_failures
+
+    agent_end.apply(agent, outcome)
+    data: dict[str, object] = {"reason": agent_end.REASON}
+    if session:
+        data["session_id"] = session
+    event = CanonicalEvent("session-end", RAW_NAME, dialect, data, {})
+    log.write("error" if outcome.crashed else "stopped", outcome.line, level=outcome.level)
+    log_failures(log, agent.save(log, event, outcome.line, True, False))
+    return event
+
+
+def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told: bool) -> None:
+    """Once the lock is released: the hub's last word (always, from the harness's parent) and the
+    session's telemetry (when the end was said here)."""
+    from sciontool_py.hook import Answer, hub_configured
+
+    if (told or event is not None) and hub_configured():
+        from sciontool_py.handlers.hub_update import report_end
+
+        report_end(log.home, log, outcome)
+    if event is not None:
+        from sciontool_py.telemetry import after_answer
+
+        after_answer(log, Answer(event))
+
+
+def run_agents(home: str, run: list[int]) -> list[str]:
+    """The keys of the agents a `sciontool run` started: the hooks' agents whose harness it runs
+    (not those a tool of theirs started), and its own when it was taken for the harness."""
+    own = registry.process_key(run[0], run[1])
+    return [r.key for r in registry.records(home) if (r.run == run and not r.parent) or r.key == own]
+
+
+def end_run(
+    log: AgentLog,
+    run: list[int],
+    harness: list[int],
+    name: str,
+    command: list[str],
+    exit_code: int,
+    requested: bool,
+    limits: bool,
+) -> None:
+    """`sciontool run`'s end: the end of each agent it ran, told with the exit code. A harness that
+    fired no hook gets a record of its own, so that it is listed with how it ended."""
+    home = log.home
+    if registry.in_scion(home):
+        end_scion_agent(log, exit_code, requested, limits)
+        return
+    from sciontool_py.fs import StateLock
+
+    with StateLock(home):
+        keys = run_agents(home, run)
+        if not keys:
+            import time
+
+            record = registry.Record(registry.process_key(harness[0], harness[1]))
+            record.harness = os.path.basename(command[0])[: registry.MAX_TEXT]
+            record.name = name[: registry.MAX_TEXT]
+            record.run = run
+            record.project = os.getcwd()[: registry.MAX_TEXT]
+            record.created = record.since = record.updated = time.time()
+            try:
+                registry.write(home, record)
+                keys = [record.key]
+            except OSError as exc:
+                log.write("", f"Agent record not written: {exc}", level="WARN")
+    for key in keys:
+        end_agent(log, key, exit_code, requested, limits)
+
+
+def mark_limits(log: AgentLog, run: list[int], why: str) -> None:
+    """SCION_MAX_DURATION reached: the agents `run` runs read limits_exceeded before their harness
+    is stopped, as Scion's init marks them (the activity is sticky); the hub is told."""
+    from sciontool_py.fs import StateLock
+    from sciontool_py.handlers import agent_info
+    from sciontool_py.handlers.agent_state import AgentState
+    from sciontool_py.hook import log_failures
+
+    home = log.home
+    with StateLock(home):
+        if registry.in_scion(home):
+            agents = [AgentState.load(home, "", "", keeps_state=False)]
+        else:
+            found = (registry.read(home, key) for key in run_agents(home, run))
+            agents = [AgentState.of(home, r) for r in found if r is not None]
+        from sciontool_py.event import CanonicalEvent
+
+        event = CanonicalEvent("status", "limits_exceeded", "", {"message": why}, {})
+        for agent in agents:
+            agent_info.set_activity(agent.info, "limits_exceeded")
+            log_failures(log, agent.save(log, event, f"Agent stopped: {why}", True, True))
+        log.write("LIMITS_EXCEEDED", f"Agent stopped: {why}")
     from sciontool_py.hook import hub_configured
 
     if hub_configured():
-        from sciontool_py.handlers.hub_update import report_end
+        from sciontool_py.hub.client import Hub, status_body
 
-        report_end(home, log, outcome)
-    from sciontool_py.telemetry import after_answer
-
-    after_answer(log, Answer(event))
-    return outcome
+        hub = Hub.from_env(home, log)
+        if hub is not None:
+            update: dict[str, object] = {"activity": "limits_exceeded", "message": f"Agent stopped: {why}"}
+            hub.report("limits_exceeded", "status", status_body(update))
 
 
 def end_sessions(

@@ -14,6 +14,10 @@ def main() -> int:
         from sciontool_py import fastpath
 
         return fastpath.run(args[0], args[1:])
+    if args and args[0] == "run":  # its command's arguments are the command's, never typer's
+        from sciontool_py.run import main as run_main
+
+        return run_main(args[1:])
     from sciontool_py.cli import run
 
     return run(args)

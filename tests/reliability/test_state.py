@@ -93,7 +93,12 @@ def test_agent_info_that_cannot_be_written_fails_the_call_but_loses_nothing_else
     ]
     assert (agent.home / "prompt.md").read_text() == "fix it"
     # .scion: the agent's own record, outside Scion (docs/receiver.md, "Several agents in one HOME").
-    assert sorted(p.name for p in agent.home.iterdir()) == [".scion", "agent-info.json", "agent.log", "prompt.md"]
+    assert sorted(p.name for p in agent.home.iterdir()) == [
+        ".scion",
+        "agent-info.json",
+        "agent.log",
+        "prompt.md",
+    ]
 
 
 def test_status_that_cannot_write_agent_info_still_logs_and_exits_1(agent: Agent) -> None:
