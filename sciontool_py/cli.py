@@ -96,6 +96,63 @@ def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> 
     _fast("normalize", args)
 
 
+@app.command(
+    "run",
+    context_settings=_PASS_THROUGH,
+    add_help_option=False,
+    short_help="Run a harness as Scion's init would.",
+)
+def run_command(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+    """Run a harness as its parent, as Scion's init does: `sciontool run [--name NAME] -- COMMAND`."""
+    from sciontool_py.run import main
+
+    raise typer.Exit(main(args or []))
+
+
+@app.command(short_help="Every agent in this HOME, in plain words.")
+def agents(
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="A JSON array: each agent's fields, Scion's words beside the plain ones."
+        ),
+    ] = False,
+    watch: Annotated[bool, typer.Option("--watch", help="Redraw live in the terminal; q quits.")] = False,
+    notify: Annotated[
+        Optional[str],
+        typer.Option(
+            metavar="COMMAND",
+            help="With --watch: run COMMAND (sh -c) when an agent waits for you, finishes a turn or crashes, "
+            "its fields as JSON on stdin (default: [agents] notify in ~/.config/sciontool-py/config.toml).",
+        ),
+    ] = None,
+) -> None:
+    """Every agent of this HOME: what it does now in plain words, since when, where, and its last message."""
+    from sciontool_py.fs import home_dir
+
+    home = home_dir()
+    if watch:
+        from sciontool_py.agents_watch import config_notify
+        from sciontool_py.agents_watch import watch as watch_agents
+
+        raise typer.Exit(watch_agents(home, notify if notify is not None else config_notify()))
+    if notify is not None:
+        raise SciontoolError("--notify needs --watch (alerts come from the live view)")
+    from sciontool_py.agents_view import rows, table
+
+    found = rows(home)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([row.to_json() for row in found], indent=2))
+        return
+    import shutil
+    import time
+
+    width = shutil.get_terminal_size((80, 24)).columns
+    typer.echo("\n".join(table(found, width, time.time())))
+
+
 @app.command(short_help="Send envelopes as core-agent does.")
 def emit(
     event: Annotated[

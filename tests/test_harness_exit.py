@@ -282,8 +282,9 @@ def test_inside_scion_a_qwen_exit_is_a_session_end_and_nothing_else(
     assert eventually(lambda: info(agent.home).get("phase") == "stopped"), agent.log_lines
     assert "detail" not in info(agent.home)  # as before: Scion's init says crashes, not the hook
     assert not (agent.home / ".scion" / "agents").exists()
-    state = json.loads((agent.home / "agent-sessions.json").read_text())
-    assert "watched" not in state and state["ended"] == ["s1"]
+    state = lambda: json.loads((agent.home / "agent-sessions.json").read_text())  # noqa: E731
+    assert eventually(lambda: state()["ended"] == ["s1"])  # written just after agent-info.json
+    assert "watched" not in state()
 
 
 def test_inside_scion_a_dialect_without_the_option_starts_no_watcher(agent: Agent, tmp_path: Path) -> None:

@@ -132,9 +132,13 @@ def find(home: str, session: str, dialect: str, in_process: bool = False) -> reg
     record = registry.Record(key)
     record.harness = dialect
     record.created = record.since = now
+    # Where the harness runs its hooks: its project, as a person names the agent by it.
+    try:
+        record.project = os.getcwd()[: registry.MAX_TEXT]
+    except OSError:  # a folder removed under it
+        record.project = process.cwd(chain[at][0])[: registry.MAX_TEXT] if at >= 0 else ""
     if at >= 0:
-        record.project = process.cwd(chain[at][0])[: registry.MAX_TEXT]
-        _place(home, record, chain[at + 1 :])
+        _place(home, record, chain[at:])
     if not registry.keys(home):
         # The first agent this HOME has seen takes up what the status file says (left by
         # Scion, by an earlier version, or by nothing).
@@ -143,13 +147,14 @@ def find(home: str, session: str, dialect: str, in_process: bool = False) -> reg
     return record
 
 
-def _place(home: str, record: registry.Record, above: list[tuple[int, int, bytes]]) -> None:
-    """Set what the agent runs inside: the nearest ancestor that is another agent's harness (a
-    child session started from its tool) or the `sciontool run` of this hook's environment."""
+def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes]]) -> None:
+    """Set what the agent runs inside: the `sciontool run` of this hook's environment, when it is
+    the harness itself or the nearest of its ancestors; else the nearest ancestor that is another
+    agent's harness (a child session started from its tool)."""
     run = os.environ.get(RUN_VARIABLE, "")
-    for pid, start, _ in above:
+    for n, (pid, start, _) in enumerate(chain):
         key = registry.process_key(pid, start)
-        if regular_size(home, f"{registry.FOLDER}/{key}.json") is not None:
+        if n and regular_size(home, f"{registry.FOLDER}/{key}.json") is not None:
             record.parent = key
             return
         if run == f"{pid}-{start}":
