@@ -191,6 +191,8 @@ def receive(
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
     watch = applied.watched or (truth is not None and truth.claimed is not None)
+    if truth is not None and truth.foreign and event.raw_name in truth.stream:
+        return Answer(None, response, failure, watch)  # a chunk of an answer: no step to export yet
     return Answer(event, response, failure, watch)
 
 

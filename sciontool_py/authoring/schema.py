@@ -63,8 +63,15 @@ _OPTION_TEXT = {
     "when the harness fires no session-start for it: the phase reads running again.",
     "thinking_from_model_start": "The harness announces each model request (a model-start event): a "
     "prompt-submit reads working until it comes, not thinking.",
-    "watch_harness_exit": "The harness exits without firing a session end: once per session the hook "
-    "starts a detached watcher of the harness process that applies a session-end when it exits.",
+    "watch_harness_exit": "The harness exits without firing a session end: inside Scion, the hook records "
+    "the harness process and the exit watcher applies a session-end when it exits (outside Scion every "
+    "agent is watched).",
+    "stream_events": "Raw events (mapped ones) the harness fires once per streamed chunk of a model "
+    "response: only the chunk with a value at stream_end_field ends the step; the others change nothing.",
+    "stream_end_field": "Envelope path (numbers index arrays: .llm_response.candidates.0.finishReason) "
+    "whose value marks the chunk that ends a streamed response (stream_events).",
+    "queued_prompts": "A prompt-submit while a tool call of its session is open is one the harness "
+    "queues: it changes nothing until the running turn lets it start.",
 }
 
 

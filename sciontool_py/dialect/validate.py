@@ -70,6 +70,12 @@ OPTION_KINDS = {
     "thinking_from_model_start": bool,
     # The harness exits without a session end: a detached watcher says it (handlers/exit_watch.py).
     "watch_harness_exit": bool,
+    # Raw events (mapped ones) the harness fires once per streamed chunk of a model response...
+    "stream_events": list,
+    # ...of which only the chunk with a value at this path ends the step (a finish reason).
+    "stream_end_field": str,
+    # A prompt-submit while a tool call is open is queued by the harness: it starts nothing yet.
+    "queued_prompts": bool,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = (
@@ -80,6 +86,7 @@ _EVENT_OPTIONS = (
     "model_call_events",
     "error_events",
     "resume_events",
+    "stream_events",
 )
 
 
@@ -407,7 +414,7 @@ class _Checker:
                 continue
             if key in _EVENT_OPTIONS and not self.raw_events(key, value_node, value, mappings):  # type: ignore[arg-type]
                 continue
-            if key == "stamp_field" and path_segments(value) is None:  # type: ignore[arg-type]
+            if key in ("stamp_field", "stream_end_field") and path_segments(value) is None:  # type: ignore[arg-type]
                 self.problem(value_node, f"options.{key}: {value!r} is not a path (.a.b.c)")
                 continue
             if key == "call_id_fields" and not self.paths(key, value_node, value):  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ _STATE_OPTIONS = (
     "own_session_events",
     "stamp_field",
     "watch_harness_exit",
+    "queued_prompts",
 )
 _STATELESS_OPTIONS = (
     "keep_state_sources",
@@ -35,6 +36,7 @@ _STATELESS_OPTIONS = (
     "error_events",
     "resume_events",
     "thinking_from_model_start",
+    "stream_events",
 )
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
@@ -57,6 +59,9 @@ class Truth:
         "model_thinks",
         "input_tools",
         "watch_exit",
+        "stream",
+        "stream_end",
+        "queued",
         "claimed",
         "watcher",
         "ignored",
@@ -80,6 +85,10 @@ class Truth:
         self.model_thinks = options.get("thinking_from_model_start") is True
         self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
         self.watch_exit = options.get("watch_harness_exit") is True
+        self.stream: list[str] = options.get("stream_events") or []  # type: ignore[assignment]
+        end = options.get("stream_end_field")
+        self.stream_end = end.lstrip(".").split(".") if isinstance(end, str) and end else []
+        self.queued = options.get("queued_prompts") is True
         self.claimed: tuple[str, list[int]] | None = None  # the exit watcher this hook must start
         # Set by the exit watcher: the harness process [pid, start time] whose exit it reports.
         self.watcher: list[int] | None = None
@@ -101,6 +110,7 @@ class Truth:
         return (
             self.call_ids is not None
             or bool(self.batch_ends or self.stay_ended or self.own_session or self.stamp or self.watch_exit)
+            or self.queued
             or self.watcher is not None
         )
 
@@ -139,6 +149,12 @@ class Truth:
             # the watcher woke up is said once, by the harness.
             why = "ended already" if state.has_ended(session) else "is another process's now (or ended)"
             return f"the harness of session {named} exited; the session {why}", True
+        if event.raw_name in self.stream and _at(event.raw, self.stream_end) in (None, ""):
+            # One chunk of a streamed answer: the model still answers, and nothing happened yet.
+            return f"{event.raw_name}: a streamed chunk, the response goes on", True
+        if self.queued and event.name == "prompt-submit" and state.calls(session):
+            # The harness queues a prompt typed while a tool runs: it starts when the turn lets it.
+            return f"prompt of session {named} queued while a tool call runs: status unchanged", False
         if event.raw_name in self.own_session and session and state.session and session != state.session:
             mine = state.session
             return f"{event.raw_name} of session {session}, not this agent's ({mine}): status unchanged", True
@@ -258,6 +274,18 @@ class Truth:
         else:
             agent_info.set_activity(info, "executing", calls[-1].tool)
         return True
+
+
+def _at(value: object, path: list[str]) -> object:
+    """The value at PATH in an envelope (a number indexes an array); None when there is none."""
+    for key in path:
+        if isinstance(value, dict):
+            value = value.get(key)
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value
 
 
 def _mark_waiting(state: sessions.SessionState, session: str, event: CanonicalEvent) -> None:

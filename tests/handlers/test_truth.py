@@ -132,7 +132,7 @@ def test_droid_calls_fired_at_once_and_run_in_turn_execute_until_the_last_ends(h
         "executing/Execute running",
         "executing/Execute running",  # p1 ended; p2 runs
         "executing/Execute running",  # p2 ended; p3 runs for 1 s more
-        "working running",
+        "thinking running",  # the last ended: its result goes to the model (issue 29 point 7)
         "working running",
         "- stopped",
     ]
@@ -148,7 +148,7 @@ def test_copilot_a_session_start_landing_after_its_prompt_does_not_undo_it(home:
         "thinking",
         "thinking running",  # sessionStart, stamped before the prompt: running, still thinking
         "executing/bash running",
-        "working running",
+        "thinking running",  # the tool's result goes to the model, called with no hook (point 7)
         "working running",
         "- stopped",
     ]
@@ -560,6 +560,31 @@ def test_opencode_a_subagent_session_ending_leaves_its_parents_call_running(home
     assert states[1:] == ["executing/task running"] * 3 + ["working running"]
 
 
+def test_opencode_a_prompt_typed_while_a_tool_runs_is_queued_until_the_turn_lets_it(home: Path) -> None:
+    # Issue 29 point 7: message.updated.user while bash runs set `working` for 5.5 s (truth 0.85).
+    bash = {"tool_name": "bash", "tool_input": {"command": "sleep 5"}}
+    states = replay(
+        home,
+        "opencode",
+        [
+            _oc("session.created"),
+            _oc("message.updated.user", prompt="run it"),
+            _oc("chat.params"),
+            _oc("tool.execute.before", call_id="call_1", **bash),
+            _oc("message.updated.user", prompt="and then say hi"),  # typed while bash runs
+            _oc("tool.execute.after", call_id="call_1", success=True, tool_output="", **bash),
+            _oc("chat.params"),  # the queued prompt's turn: its first model request
+        ],
+    )
+    assert states[3:] == [
+        "executing/bash running",
+        "executing/bash running",
+        "working running",
+        "thinking running",
+    ]
+    assert "[INFO] [working] User prompt: and then say hi" in log(home)  # it was typed: logged
+
+
 # --- 9. errors are said --------------------------------------------------------------------------
 
 
@@ -586,7 +611,7 @@ def test_copilot_error_occurred_is_an_error_while_copilot_retries_not_a_question
     # recoverable), then ends the session (reason error). Scion maps errorOccurred to a
     # notification: 21 s of waiting_for_input in the e2e, with nobody asked anything.
     states = replay(home, "copilot", recorded("copilot-apierror"))
-    assert states[4:10] == ["working running"] * 6
+    assert states[4:10] == ["thinking running"] * 6  # after the tool, the model is called (and retried)
     assert states[-1] == "- stopped"
     errors = [line for line in log(home) if line.startswith("[ERROR]")]
     assert errors == ['[ERROR] [error] Error: {"type":"api_error","message":"fake internal error"}'] * 6
@@ -729,3 +754,81 @@ def test_watched_harnesses_stay_bounded_and_read_back(home: Path) -> None:
     assert loaded.watched["s3"] == [5, 6]  # the most recently used is kept
     loaded.unwatch("s3")
     assert "s3" not in loaded.watched and loaded.dirty
+
+
+# --- issue 29 point 7: the model's part, where the harness says it only partly -------------------
+
+
+def _gemini(name: str, **fields: object) -> Envelope:
+    return {"hook_event_name": name, "session_id": "g1", **fields}
+
+
+def _chunk(text: str, finish: str | None = None) -> Envelope:
+    candidate: dict[str, object] = {"content": {"role": "model", "parts": [text]}, "index": 0}
+    response: dict[str, object] = {"text": text, "candidates": [candidate]}
+    if finish:
+        candidate["finishReason"] = finish
+        response["usageMetadata"] = {"promptTokenCount": 120, "candidatesTokenCount": 300}
+    return _gemini("AfterModel", llm_request={"model": "gemini-2.5-pro"}, llm_response=response)
+
+
+def test_gemini_a_streamed_answer_thinks_until_its_last_chunk(home: Path) -> None:
+    # Gemini CLI fires AfterModel once per streamed chunk: the first chunk ended the call, and a
+    # slow answer read `working` while the model still streamed (truth 0.79).
+    chunks = [_chunk(f"word{n} ") for n in range(5)]
+    states = replay(
+        home,
+        "gemini",
+        [_gemini("BeforeAgent", prompt="write"), _gemini("BeforeModel"), *chunks, _chunk("end.", "STOP")],
+    )
+    assert states == ["thinking"] * 7 + ["working"]
+    lines = log(home)
+    assert lines.count("[INFO] [working] LLM call completed") == 1  # one call, said once
+    assert sum("a streamed chunk, the response goes on" in line for line in lines) == 0  # DEBUG only
+
+
+@pytest.mark.parametrize(
+    ("dialect", "start", "end", "stop"),
+    [
+        ("copilot", "preToolUse", "postToolUse", "agentStop"),
+        ("droid", "PreToolUse", "PostToolUse", "Stop"),
+        ("auggie", "PreToolUse", "PostToolUse", "Stop"),
+        ("mistral-vibe", "pre_tool", "post_tool", "post_agent"),
+    ],
+)
+def test_a_tools_end_that_hands_its_result_to_the_model_reads_thinking(
+    home: Path, dialect: str, start: str, end: str, stop: str
+) -> None:
+    # These harnesses fire no hook around a model request: after each tool, the model is called.
+    call = {"session_id": "s1", "tool_name": "bash", "tool_input": {"command": "ls"}, "tool_call_id": "c1"}
+    if dialect == "copilot":
+        call = {"sessionId": "s1", "toolName": "bash", "toolArgs": '{"command":"ls"}'}
+    states = replay(
+        home,
+        dialect,
+        [
+            {"hook_event_name": start, **call},
+            {"hook_event_name": end, **call},
+            {"hook_event_name": stop, **call},
+        ],
+    )
+    assert states == ["executing/bash", "thinking", "working"]
+
+
+def test_claude_a_call_the_classifier_denied_ends_and_says_why(home: Path) -> None:
+    call = {
+        "session_id": "c1",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"command": "rm -rf /"},
+    }
+    states = replay(
+        home,
+        "claude",
+        [
+            {"hook_event_name": "PreToolUse", **call},
+            {"hook_event_name": "PermissionDenied", **call, "reason": "destructive command"},
+        ],
+    )
+    assert states == ["executing/Bash", "working"]
+    assert log(home)[-1] == "[ERROR] [working] Tool Bash failed: destructive command"
