@@ -14,6 +14,8 @@ import fcntl
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -301,3 +303,34 @@ def test_the_policy_applied_here_and_again_by_scions_receiver_is_scions_receiver
     assert twice == scions_alone
     assert last_hop == scions_alone
     assert len(scions_alone) > 5  # not an empty comparison
+
+
+def test_the_hook_hashes_without_hashlib(agent: Agent) -> None:
+    """Hashing outside Scion loads the SHA-256 C module alone: hashlib would load OpenSSL (4 ms)
+    on the hook path. The hook's modules are read from its own process."""
+    probe = (
+        "import sys; sys.argv = ['sciontool', 'hook', '--dialect=claude']\n"
+        "from sciontool_py.main import main\n"
+        "code = main()\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+    )
+    found = GrpcReceiver()
+    env = {
+        **agent.env,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{found.port}",
+    }
+    try:
+        for _ in range(2):  # the first call builds the dialect cache
+            result = subprocess.run(
+                [sys.executable, "-c", probe],
+                input=json.dumps(EVENTS[0]).encode(),
+                capture_output=True,
+                env=env,
+            )
+        found.wait_for(lambda: len(found.spans()) == 2)  # it did hash: the span carries the digest
+    finally:
+        found.close()
+    loaded = set(result.stderr.decode().splitlines()[-1].split())
+    assert loaded & {"_sha256", "_sha2"} and not loaded & {"hashlib", "_hashlib"}
+    assert all(span.attributes["session_id"] == HASHED for span in found.spans())
