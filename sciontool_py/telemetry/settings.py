@@ -1,7 +1,8 @@
 """What the environment says about telemetry: on or off, where each signal goes, what may leave.
 
 Read by the hook after it answered, so nothing here imports more than the
-hook already has (docs/telemetry.md has the tables):
+hook already has, but for the SHA-256 C module when a value is to be hashed
+(docs/telemetry.md has the tables):
 
 - on/off: SCION_TELEMETRY_ENABLED, else OTEL_SDK_DISABLED=true turns it off;
 - where (`route`): inside Scion (SCION_OTEL_GRPC_PORT or
