@@ -43,17 +43,24 @@ SCION_VARIABLES = (
     "SCION_AGENT_SLUG",
     "SCION_BROKER_NAME",
     "SCION_GCP_PROJECT_ID",
+    "SCION_NATIVE_TELEMETRY_POLICY",
+    "SCION_TELEMETRY_FILTER_INCLUDE",
+    "SCION_TELEMETRY_FILTER_EXCLUDE",
+    "SCION_TELEMETRY_REDACT",
+    "SCION_TELEMETRY_HASH",
     # `sciontool run`'s marks on the hooks inside it: the suite may itself run under one.
     "SCIONTOOL_RUN",
     "SCIONTOOL_RUN_NAME",
     # The standard OpenTelemetry variables the telemetry reads (docs/telemetry.md).
     "OTEL_SDK_DISABLED",
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_HEADERS",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_LOGS_EXPORTER",
+    *(
+        f"OTEL_EXPORTER_OTLP_{signal}{setting}"
+        for signal in ("", "TRACES_", "LOGS_", "METRICS_")
+        for setting in ("ENDPOINT", "PROTOCOL", "HEADERS", "TIMEOUT")
+    ),
     "OTEL_RESOURCE_ATTRIBUTES",
     "OTEL_SERVICE_NAME",
 )

@@ -2,7 +2,9 @@
 opentelemetry-proto's service definitions, and HTTP with protobuf bodies through http.server.
 
 Each keeps the decoded requests; `spans()`, `logs()` and `points()` flatten them, with the
-resource and scope each item came under.
+resource and scope each item came under.  Each also keeps every request as it came: its signal,
+path, headers (gRPC metadata), the time the client left it (gRPC's deadline) and its raw bytes
+(`raw`), so a test can grep what arrived, not what decoding made of it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from collections.abc import Callable
 from concurrent import futures
 
 import grpc
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
-from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 
@@ -43,17 +45,59 @@ class Item:
         return attributes(self.item.attributes)  # type: ignore[attr-defined]
 
 
+class Request:
+    """One export request as it arrived."""
+
+    def __init__(
+        self, signal: str, path: str, headers: dict[str, str], remaining: float | None, raw: bytes
+    ) -> None:
+        self.signal = signal  # traces, logs or metrics ("" for a path the receiver does not serve)
+        self.path = path
+        self.headers = headers  # names in lowercase
+        self.remaining = remaining  # seconds the client's deadline left (gRPC only)
+        self.raw = raw
+
+
+# signal -> (request type, response type, gRPC service)
+SERVICES = {
+    "traces": (
+        trace_service_pb2.ExportTraceServiceRequest,
+        trace_service_pb2.ExportTraceServiceResponse,
+        "opentelemetry.proto.collector.trace.v1.TraceService",
+    ),
+    "logs": (
+        logs_service_pb2.ExportLogsServiceRequest,
+        logs_service_pb2.ExportLogsServiceResponse,
+        "opentelemetry.proto.collector.logs.v1.LogsService",
+    ),
+    "metrics": (
+        metrics_service_pb2.ExportMetricsServiceRequest,
+        metrics_service_pb2.ExportMetricsServiceResponse,
+        "opentelemetry.proto.collector.metrics.v1.MetricsService",
+    ),
+}
+
+
 class Receiver:
-    """What both transports keep: the decoded export requests."""
+    """What both transports keep: the decoded export requests, and every request as it came."""
 
     def __init__(self) -> None:
         self.traces: list[trace_service_pb2.ExportTraceServiceRequest] = []
         self.logs_requests: list[logs_service_pb2.ExportLogsServiceRequest] = []
         self.metrics: list[metrics_service_pb2.ExportMetricsServiceRequest] = []
+        self.requests: list[Request] = []
         self.delay = 0.0  # seconds before each answer: a slow receiver
         self.fail = False  # answer each export with an error
         self.silent = False  # answer nothing until closed (at most a minute)
         self.released = threading.Event()
+
+    @property
+    def raw(self) -> bytes:
+        """Every byte of every request body received, one after another."""
+        return b"".join(request.raw for request in list(self.requests))
+
+    def kept(self, signal: str) -> list[object]:
+        return {"traces": self.traces, "logs": self.logs_requests, "metrics": self.metrics}[signal]  # type: ignore[return-value]
 
     def spans(self) -> list[Item]:
         return [
@@ -117,32 +161,29 @@ class Receiver:
 class GrpcReceiver(Receiver):
     def __init__(self) -> None:
         super().__init__()
-        receiver = self
-
-        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
-            def Export(self, request, context):  # type: ignore[no-untyped-def]
-                receiver._answer(context)
-                receiver.traces.append(request)
-                return trace_service_pb2.ExportTraceServiceResponse()
-
-        class Logs(logs_service_pb2_grpc.LogsServiceServicer):
-            def Export(self, request, context):  # type: ignore[no-untyped-def]
-                receiver._answer(context)
-                receiver.logs_requests.append(request)
-                return logs_service_pb2.ExportLogsServiceResponse()
-
-        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
-            def Export(self, request, context):  # type: ignore[no-untyped-def]
-                receiver._answer(context)
-                receiver.metrics.append(request)
-                return metrics_service_pb2.ExportMetricsServiceResponse()
-
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), self.server)
-        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), self.server)
-        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), self.server)
+        handlers = [self._service(signal, *found) for signal, found in SERVICES.items()]
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), handlers=handlers)
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         self.server.start()
+
+    def _service(
+        self, signal: str, request_type: type, response_type: type, name: str
+    ) -> grpc.GenericRpcHandler:
+        def export(raw: bytes, context: grpc.ServicerContext) -> object:
+            headers = {key.lower(): str(value) for key, value in context.invocation_metadata()}
+            method = f"/{name}/Export"
+            self.requests.append(Request(signal, method, headers, context.time_remaining(), raw))
+            self._answer(context)
+            self.kept(signal).append(request_type.FromString(raw))  # type: ignore[attr-defined]
+            return response_type()
+
+        # The request's bytes are kept as they came: decoded in export(), after they are recorded.
+        handler = grpc.unary_unary_rpc_method_handler(
+            export,
+            request_deserializer=bytes,
+            response_serializer=response_type.SerializeToString,  # type: ignore[attr-defined]
+        )
+        return grpc.method_handlers_generic_handler(name, {"Export": handler})
 
     def close(self) -> None:
         self.released.set()
@@ -150,25 +191,24 @@ class GrpcReceiver(Receiver):
 
 
 class HttpReceiver(Receiver):
-    """OTLP/HTTP with protobuf: POST /v1/traces, /v1/logs, /v1/metrics."""
+    """OTLP/HTTP with protobuf: POST /v1/traces, /v1/logs, /v1/metrics, or the paths of routes
+    (path -> signal); any other path is answered 404 (and recorded)."""
 
-    def __init__(self) -> None:
+    def __init__(self, routes: dict[str, str] | None = None) -> None:
         super().__init__()
         receiver = self
-        kinds = {
-            "/v1/traces": (trace_service_pb2.ExportTraceServiceRequest, self.traces),
-            "/v1/logs": (logs_service_pb2.ExportLogsServiceRequest, self.logs_requests),
-            "/v1/metrics": (metrics_service_pb2.ExportMetricsServiceRequest, self.metrics),
-        }
+        paths = routes or {f"/v1/{signal}": signal for signal in SERVICES}
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                kind, kept = kinds[self.path]
+                signal = paths.get(self.path, "")
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                receiver.requests.append(Request(signal, self.path, headers, None, body))
                 ok = receiver._answer()
-                if ok and self.headers.get("Content-Type") == "application/x-protobuf":
-                    kept.append(kind.FromString(body))
-                self.send_response(200 if ok else 500)
+                if ok and signal and self.headers.get("Content-Type") == "application/x-protobuf":
+                    receiver.kept(signal).append(SERVICES[signal][0].FromString(body))
+                self.send_response((200 if signal else 404) if ok else 500)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -80,25 +80,32 @@ def _spool(log: AgentLog, event: CanonicalEvent, env: Mapping[str, str], now_ns:
     """Spool the event when a worker runs or something listens; the spool folder, locked, when
     this call must start the worker that drains it (else None)."""
     home = log.home
-    endpoint = settings.endpoint(env)
-    if endpoint is None:
-        protocol = env.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
-        log.debug(f"Hook telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported")
+    where = settings.route(env)
+    if not where.signals:
+        log.debug(f"Hook telemetry off: {'; '.join(where.problems)}")
+        return None
+    policy = settings.Policy(env)
+    span_name = settings.SPAN_NAMES[event.name]
+    if not policy.admits(span_name) and event.name not in settings.BEYOND_OWN_NAME:
+        log.debug(f"Hook telemetry: {span_name} is filtered out (SCION_TELEMETRY_FILTER_*); not exported")
         return None
     from sciontool_py.telemetry import launch, spool
 
     folder, locked = spool.open_locked_or_not(home, create=False)
     try:
         # A running worker takes the record without a probe; otherwise look before starting one.
-        if locked and endpoint.probe is not None and not launch.listening(*endpoint.probe):
-            host, port = endpoint.probe
-            log.debug(f"Hook telemetry: nothing listens on {host}:{port}; {event.name} not exported")
+        # An endpoint elsewhere (no probe) is never probed: it may listen.
+        probes = [endpoint.probe for endpoint in where.signals.values()]
+        places = sorted({probe for probe in probes if probe is not None})
+        if locked and None not in probes and not any(launch.listening(*place) for place in places):
+            listed = ", ".join(f"{host}:{port}" for host, port in places)
+            log.debug(f"Hook telemetry: nothing listens on {listed}; {event.name} not exported")
             return None
         if folder < 0:
             folder, locked = spool.open_locked_or_not(home, create=True)
         from sciontool_py.telemetry import record
 
-        spool.add(home, now_ns, record.make(event, now_ns, env))
+        spool.add(home, now_ns, record.make(event, now_ns, env, policy))
         if not locked:
             return None
         handed, folder = folder, -1  # the worker trims the spool: a long listing is not the hook's

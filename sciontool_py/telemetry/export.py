@@ -3,16 +3,21 @@
 Spans, log records and metric points are made through the official SDK
 (ids and times set as the spool recorded them) and collected in memory;
 `export()` then sends each signal in one OTLP request, through the
-official exporter (gRPC, or HTTP with protobuf), bounded by EXPORT_SECONDS
-and never retried (the exporters' own backoff starts at a second, past the
-bound).  Failures are reported through `problem`, never raised.
+official exporter (gRPC, or HTTP with protobuf) of the signal's protocol,
+to the signal's endpoint and within its timeout (settings.route); the
+exporters retry what they may within that timeout, no longer.  A signal
+switched off has no exporter.  Failures are reported through `problem`,
+never raised.
 
 The exporters' timeout bounds each read, not the export: a receiver that
 answers a byte at a time would hold the worker for minutes.  So each export
-also has a wall-clock deadline (DEADLINE_SECONDS, a SIGALRM in the worker's
+also has a wall-clock deadline (twice its timeout, a SIGALRM in the worker's
 main thread).  Over HTTP a response's body is never read (the status is the
 answer; an endless body costs nothing) and a redirect is neither followed
-nor a success.
+nor a success.  Headers: OTEL_EXPORTER_OTLP_{SIGNAL}_HEADERS, else
+OTEL_EXPORTER_OTLP_HEADERS (an empty one is unset, as the specification
+says).  Inside Scion the worker has dropped every OTEL_EXPORTER_OTLP_*
+variable before this runs, and the resource is Scion's keys alone.
 """
 
 from __future__ import annotations
@@ -43,16 +48,16 @@ from opentelemetry.trace import (
     TraceFlags,
     set_span_in_context,
 )
+from opentelemetry.util.re import parse_env_headers
 
 from sciontool_py.telemetry.mapping import Translation
-from sciontool_py.telemetry.settings import GRPC, Endpoint, resource_attributes
+from sciontool_py.telemetry.settings import GRPC, SCION_TIMEOUT, Endpoint, Route, resource_attributes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the name of the exporters' base class since 1.39 (LogExporter before)
     from opentelemetry.sdk._logs.export import LogRecordExporter
 
-EXPORT_SECONDS = 0.25  # Scion's HookExportTimeout, for each export and for the shutdown
-DEADLINE_SECONDS = 2 * EXPORT_SECONDS  # past the exporters' own timeout, for a receiver that trickles
+SHUTDOWN_SECONDS = SCION_TIMEOUT  # Scion's HookExportTimeout bounds the exporters' shutdown
 SCOPE = "github.com/GoogleCloudPlatform/scion/pkg/sciontool/hooks/handlers"
 LOG_SCOPE = "sciontool.hooks"
 SERVICE_NAME = "sciontool"
@@ -85,9 +90,13 @@ class _GivenIds(IdGenerator):
         return self.ids[1] if self.ids else self._random.generate_span_id()
 
 
-def resource(env: Mapping[str, str]) -> Resource:
-    """Scion's attributes over OTEL_RESOURCE_ATTRIBUTES (Resource.create reads it); service.name
-    is sciontool unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one."""
+def resource(env: Mapping[str, str], scion: bool) -> Resource:
+    """Inside Scion, Scion's keys alone (its buildResource: any other key fails its receiver's
+    admission, ptone/scion#2249). Elsewhere Scion's attributes over OTEL_RESOURCE_ATTRIBUTES
+    (Resource.create reads it); service.name is sciontool unless OTEL_SERVICE_NAME or
+    OTEL_RESOURCE_ATTRIBUTES names one."""
+    if scion:
+        return Resource({"service.name": SERVICE_NAME, **resource_attributes(env)})
     found = Resource.create(resource_attributes(env))
     if str(found.attributes.get("service.name", "")).startswith("unknown_service"):
         found = found.merge(Resource({"service.name": SERVICE_NAME}))
@@ -95,9 +104,10 @@ def resource(env: Mapping[str, str]) -> Resource:
 
 
 class Pipeline:
-    def __init__(self, env: Mapping[str, str], endpoint: Endpoint, problem: Callable[[str], None]) -> None:
+    def __init__(self, env: Mapping[str, str], route: Route, problem: Callable[[str], None]) -> None:
         self.problem = problem
-        found = resource(env)
+        self.route = route
+        found = resource(env, route.scion)
         self._ids = _GivenIds()
         self._spans = InMemorySpanExporter()
         tracer_provider = TracerProvider(resource=found, id_generator=self._ids)
@@ -115,7 +125,7 @@ class Pipeline:
             )
             for name, (histogram, unit, text) in INSTRUMENTS.items()
         }
-        self._exporters = _exporters(endpoint)
+        self._exporters = _exporters(route, env)
         sdk_logger = logging.getLogger("opentelemetry")
         sdk_logger.addHandler(_Forward(problem))
         sdk_logger.propagate = False
@@ -161,45 +171,52 @@ class Pipeline:
     def export(self) -> None:
         """Send what was added since the last export: one request per signal, each bounded."""
         span_exporter, log_exporter, metric_exporter = self._exporters
+        signals = self.route.signals
         spans = self._spans.get_finished_spans()
         self._spans.clear()
-        if spans:
-            self._send("spans", len(spans), lambda: span_exporter.export(spans))
+        if spans and span_exporter is not None:
+            self._send("spans", len(spans), signals["traces"], lambda: span_exporter.export(spans))
         logs = self._logs.get_finished_logs()
         self._logs.clear()
-        if logs:
-            self._send("log records", len(logs), lambda: log_exporter.export(logs))
-        metrics = self._reader.get_metrics_data()
-        if metrics is not None and metrics.resource_metrics:
-            points = sum(
-                len(m.data.data_points)
-                for r in metrics.resource_metrics
-                for s in r.scope_metrics
-                for m in s.metrics
+        if logs and log_exporter is not None:
+            self._send("log records", len(logs), signals["logs"], lambda: log_exporter.export(logs))
+        metrics = self._reader.get_metrics_data()  # read always: what is not sent is not carried over
+        if metric_exporter is None or metrics is None or not metrics.resource_metrics:
+            return
+        points = sum(
+            len(m.data.data_points)
+            for r in metrics.resource_metrics
+            for s in r.scope_metrics
+            for m in s.metrics
+        )
+        if points:
+            where = signals["metrics"]
+            self._send(
+                "metric points",
+                points,
+                where,
+                lambda: metric_exporter.export(metrics, timeout_millis=where.timeout * 1000),
             )
-            if points:
-                self._send(
-                    "metric points",
-                    points,
-                    lambda: metric_exporter.export(metrics, timeout_millis=EXPORT_SECONDS * 1000),
-                )
 
-    def _send(self, what: str, count: int, export: Callable[[], Any]) -> None:
-        """One export, within DEADLINE_SECONDS; anything but success is one problem line."""
+    def _send(self, what: str, count: int, where: Endpoint, export: Callable[[], Any]) -> None:
+        """One export, within twice its timeout; anything but success is one problem line."""
+        deadline = 2 * where.timeout
         try:
-            result = within(DEADLINE_SECONDS, export).name
+            result = within(deadline, export).name
         except Deadline:
-            result = f"no answer within {DEADLINE_SECONDS:g}s"
+            result = f"no answer within {deadline:g}s"
         except Exception as exc:  # a worker only reports: the next batch goes on
             result = f"{type(exc).__name__}: {exc}"
         if result != "SUCCESS":
             self.problem(f"Hook telemetry export dropped: {count} {what} ({result})")
 
     def shutdown(self) -> None:
-        """The exporters' shutdown, abandoned after EXPORT_SECONDS."""
+        """The exporters' shutdown, abandoned after SHUTDOWN_SECONDS."""
 
         def close() -> None:
             for exporter in self._exporters:
+                if exporter is None:
+                    continue
                 try:
                     exporter.shutdown()
                 except Exception as exc:  # a worker only reports
@@ -207,7 +224,7 @@ class Pipeline:
 
         closer = threading.Thread(target=close, daemon=True)
         closer.start()
-        closer.join(EXPORT_SECONDS)
+        closer.join(SHUTDOWN_SECONDS)
 
 
 class Deadline(BaseException):
@@ -234,37 +251,57 @@ def within(seconds: float, call: Callable[[], _T]) -> _T:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _exporters(endpoint: Endpoint) -> tuple[SpanExporter, LogRecordExporter, MetricExporter]:
-    """The span, log and metric exporters for the endpoint (url None: as OTEL_EXPORTER_OTLP_* say)."""
-    if endpoint.protocol == GRPC:
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        grpc_options: dict[str, object] = {"timeout": EXPORT_SECONDS}
-        if endpoint.url:
-            grpc_options.update(endpoint=endpoint.url, insecure=endpoint.url.startswith("http://"))
-        return (
-            OTLPSpanExporter(**grpc_options),  # type: ignore[arg-type]
-            OTLPLogExporter(**grpc_options),  # type: ignore[arg-type]
-            OTLPMetricExporter(**grpc_options),  # type: ignore[arg-type]
-        )
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HttpMetricExporter,
+def _exporters(
+    route: Route, env: Mapping[str, str]
+) -> tuple[SpanExporter | None, LogRecordExporter | None, MetricExporter | None]:
+    """The span, log and metric exporters of the signals route exports (None: switched off)."""
+    signals = route.signals
+    return (
+        _exporter("traces", signals.get("traces"), env),
+        _exporter("logs", signals.get("logs"), env),
+        _exporter("metrics", signals.get("metrics"), env),
     )
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
+
+
+def _exporter(signal: str, where: Endpoint | None, env: Mapping[str, str]) -> Any:
+    """The official OTLP exporter of signal for where (None: the signal is not exported)."""
+    if where is None:
+        return None
+    options: dict[str, Any] = {"endpoint": where.url, "timeout": where.timeout}
+    headers = _headers(signal, env)
+    if headers:
+        options["headers"] = headers
+    if where.protocol == GRPC:
+        from opentelemetry.exporter.otlp.proto.grpc import _log_exporter, metric_exporter, trace_exporter
+
+        grpc_classes = {
+            "traces": trace_exporter.OTLPSpanExporter,
+            "logs": _log_exporter.OTLPLogExporter,
+            "metrics": metric_exporter.OTLPMetricExporter,
+        }
+        return grpc_classes[signal](**options)
+    from opentelemetry.exporter.otlp.proto.http import _log_exporter as http_logs
+    from opentelemetry.exporter.otlp.proto.http import metric_exporter as http_metrics
+    from opentelemetry.exporter.otlp.proto.http import trace_exporter as http_traces
 
     from sciontool_py.telemetry.http_session import StatusOnly
 
-    def where(path: str) -> dict[str, object]:
-        return {"endpoint": f"{endpoint.url}/v1/{path}"} if endpoint.url else {}
+    http_classes = {
+        "traces": http_traces.OTLPSpanExporter,
+        "logs": http_logs.OTLPLogExporter,
+        "metrics": http_metrics.OTLPMetricExporter,
+    }
+    return http_classes[signal](session=StatusOnly(), **options)
 
-    return (
-        HttpSpanExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("traces")),  # type: ignore[arg-type]
-        HttpLogExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("logs")),  # type: ignore[arg-type]
-        HttpMetricExporter(timeout=EXPORT_SECONDS, session=StatusOnly(), **where("metrics")),  # type: ignore[arg-type]
-    )
+
+def _headers(signal: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The headers the specification gives signal: its own variable's, else the generic one's.
+    (The exporters read a set but empty per-signal variable as no headers at all.)"""
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
+        text = env.get(name, "").strip()
+        if text:
+            return dict(parse_env_headers(text, liberal=True))
+    return {}
 
 
 class _Forward(logging.Handler):

@@ -4,7 +4,11 @@ Pure: no OpenTelemetry here (export.py hands the result to the SDK), so
 the rules are tested in-process.  Beyond Scion, a start is kept open (in
 pairing.OpenSpans) and its end exports one span with the real start time,
 `duration_ms` and the duration histograms; an end with no open start is
-Scion's single unpaired span.
+Scion's single unpaired span.  A span or log record whose name Scion's
+filter (settings.Policy, from the record's variables) does not admit is
+left out; the metric points stay, as in Scion (its filter drops spans and
+log records only).  The record's text passed the rest of the policy in
+the hook.
 
 A record comes from a file the agent can write, so nothing in it is
 trusted: text is cut to record.VALUE_LIMIT with any lone surrogate made
@@ -22,6 +26,7 @@ from sciontool_py.telemetry.pairing import INT64_MAX, OpenSpans, clean
 from sciontool_py.telemetry.record import ATTRIBUTE_FIELDS, VALUE_LIMIT
 from sciontool_py.telemetry.settings import (
     SPAN_NAMES,
+    Policy,
     cut_label,
     metric_attributes,
     model_label,
@@ -120,19 +125,22 @@ def translate(record: Mapping[str, object], open_spans: OpenSpans, out: Translat
     data = _mapping(record.get("data"))
     variables = _mapping(record.get("env"))
     env = {key: _text(variables, key) for key, value in variables.items() if isinstance(value, str)}
+    admits = Policy(env).admits
     attributes = event_attributes(record, span_name, data)
     log_attributes = {**attributes, **_outcome(data)}
+    logs = out.logs if admits(span_name) else []
     if name in STARTS:
         ids = new_ids()
         entry = {"key": _key(name, data), "name": span_name, "start_ns": time_ns, "attributes": attributes}
         open_spans.open({**entry, "trace_id": f"{ids[0]:032x}", "span_id": f"{ids[1]:016x}"})
-        out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+        logs.append(LogOut(span_name, time_ns, ids, log_attributes))
         return
     start = open_spans.close(_key(END_OF[name], data), time_ns) if name in END_OF else None
     if start is None:  # Scion's single span, started and ended at once
         ids = new_ids()
-        out.spans.append(SpanOut(span_name, ids, time_ns, time_ns, attributes, data))
-        out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+        if admits(span_name):
+            out.spans.append(SpanOut(span_name, ids, time_ns, time_ns, attributes, data))
+        logs.append(LogOut(span_name, time_ns, ids, log_attributes))
         _points(name, data, env, None, out)
         return
     start_ns = _int(start["start_ns"])
@@ -143,8 +151,9 @@ def translate(record: Mapping[str, object], open_spans: OpenSpans, out: Translat
     span_attributes = {**start_attributes, "duration_ms": duration_ms, **_outcome(data)}
     if _text(data, "tool_output"):
         span_attributes["tool_output"] = _text(data, "tool_output")
-    out.spans.append(SpanOut(str(start["name"]), ids, start_ns, end_ns, span_attributes, data))
-    out.logs.append(LogOut(span_name, time_ns, ids, log_attributes))
+    if admits(str(start["name"])):
+        out.spans.append(SpanOut(str(start["name"]), ids, start_ns, end_ns, span_attributes, data))
+    logs.append(LogOut(span_name, time_ns, ids, log_attributes))
     _points(name, data, env, duration_ms, out)
 
 

@@ -4,14 +4,16 @@ The hook writes it after answering; the drainer (another process, maybe
 seconds later) turns it into spans, log records and metric points.  It
 carries the event's time (the hook's wall clock, nanoseconds: a span's
 start and end come from two processes, so both are stamped where the
-event happened) and the variables that label it.
+event happened) and the variables that label it.  Its text has passed
+Scion's privacy policy already (settings.Policy, keyed by the attribute
+each value becomes), so the spool holds nothing that may not leave.
 """
 
 from __future__ import annotations
 
 from sciontool_py import gojson
 from sciontool_py.console import cut
-from sciontool_py.telemetry.settings import RECORD_VARIABLES
+from sciontool_py.telemetry.settings import RECORD_VARIABLES, Policy
 from sciontool_py.vocabulary import TOKEN_FIELDS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
@@ -40,13 +42,14 @@ ATTRIBUTE_FIELDS = (
 TEXT_FIELDS = (*ATTRIBUTE_FIELDS, "model", "error")
 
 
-def make(event: CanonicalEvent, time_ns: int, env: Mapping[str, str]) -> bytes:
-    """The record's bytes (one JSON object)."""
+def make(event: CanonicalEvent, time_ns: int, env: Mapping[str, str], policy: Policy) -> bytes:
+    """The record's bytes (one JSON object), each text as policy lets it leave (before the cut:
+    a hash is of the whole value, as Scion's receiver sees it)."""
     data: dict[str, object] = {}
     for field in TEXT_FIELDS:
         text = event.text(field)
         if text:
-            data[field] = cut(text, VALUE_LIMIT)
+            data[field] = cut(policy.value(field, text), VALUE_LIMIT)
     for field in TOKEN_FIELDS:
         count = event.data.get(field)
         if type(count) is int and count > 0:
@@ -57,8 +60,8 @@ def make(event: CanonicalEvent, time_ns: int, env: Mapping[str, str]) -> bytes:
         "v": VERSION,
         "time_ns": time_ns,
         "name": event.name,
-        "raw_name": cut(event.raw_name, VALUE_LIMIT),
-        "dialect": event.dialect,
+        "raw_name": cut(policy.value("event.raw_name", event.raw_name), VALUE_LIMIT),
+        "dialect": policy.value("event.dialect", event.dialect),
         "data": data,
         "env": {name: env[name] for name in RECORD_VARIABLES if env.get(name)},
     }

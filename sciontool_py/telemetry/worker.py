@@ -86,7 +86,7 @@ class Drainer:
         self.log = log
         self.home = home = log.home
         self.fd = folder_fd
-        self.endpoint = settings.endpoint(os.environ)
+        self.route = settings.route(os.environ)
         self.pipeline: Pipeline | None = None
         self.unusable = ""  # why nothing can be exported (the records are dropped)
         # Names taken, dropped or set aside: one that could not be removed (another user's, in
@@ -192,14 +192,17 @@ class Drainer:
 
     def ready(self) -> Pipeline | None:
         if self.pipeline is None and not self.unusable:
-            if self.endpoint is None:
-                protocol = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
-                self.unusable = (
-                    f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported (grpc, http/protobuf)"
-                )
+            route = self.route
+            if not route.signals:
+                self.unusable = "; ".join(route.problems)
                 return None
+            if route.problems:
+                debug(self.log, f"Hook telemetry: not exported: {'; '.join(route.problems)}")
             # Enabled by SCION_TELEMETRY_ENABLED over OTEL_SDK_DISABLED: the SDK must not read it.
             os.environ.pop("OTEL_SDK_DISABLED", None)
+            if route.scion:  # the harness's own settings (Scion's provisioners write them): not ours
+                for name in [name for name in os.environ if name.startswith("OTEL_EXPORTER_OTLP_")]:
+                    del os.environ[name]
             refused = credentials.pin_files(os.environ)
             if refused:
                 self.unusable = f"{refused}; nothing is exported"
@@ -207,7 +210,7 @@ class Drainer:
             try:
                 from sciontool_py.telemetry.export import Pipeline
 
-                self.pipeline = Pipeline(os.environ, self.endpoint, lambda text: debug(self.log, text))
+                self.pipeline = Pipeline(os.environ, route, lambda text: debug(self.log, text))
             except Exception as exc:  # not installed, or a broken install
                 self.unusable = f"cannot set up the OpenTelemetry SDK: {type(exc).__name__}: {exc}"
         return self.pipeline

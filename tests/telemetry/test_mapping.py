@@ -8,17 +8,27 @@ from pathlib import Path
 import pytest
 from conftest import event
 
-from sciontool_py.telemetry import export, mapping, pairing, record
+from sciontool_py.telemetry import export, mapping, pairing, record, settings
 from sciontool_py.telemetry.mapping import Translation, translate
 from sciontool_py.telemetry.pairing import OpenSpans
 
 MS = 1_000_000
-ENV = {"SCION_AGENT_ID": "a1", "SCION_HARNESS": "claude", "SCION_PROJECT_ID": "p1"}
+# Scion's privacy policy turned off (a list of spaces is an empty list): these tests are about the
+# mapping; test_privacy.py has the policy.
+NO_POLICY = {
+    "SCION_TELEMETRY_FILTER_EXCLUDE": " ",
+    "SCION_TELEMETRY_REDACT": " ",
+    "SCION_TELEMETRY_HASH": " ",
+}
+ENV = {"SCION_AGENT_ID": "a1", "SCION_HARNESS": "claude", "SCION_PROJECT_ID": "p1", **NO_POLICY}
 
 
 def spooled(name: str, at_ms: int, env: dict[str, str] | None = None, **data: object) -> dict[str, object]:
     """A record as the hook spools it (through record.make), at at_ms."""
-    made = record.make(event(name, raw_name=f"Raw{name}", dialect="claude", **data), at_ms * MS, env or ENV)
+    env = env or ENV
+    made = record.make(
+        event(name, raw_name=f"Raw{name}", dialect="claude", **data), at_ms * MS, env, settings.Policy(env)
+    )
     return json.loads(made)  # type: ignore[no-any-return]
 
 
@@ -178,17 +188,17 @@ def test_events_without_a_span_name_export_nothing(home: Path) -> None:
 
 
 def test_the_hook_cuts_huge_values_before_spooling() -> None:
-    made = json.loads(record.make(event("tool-end", tool_output="x" * 100_000), 1, {}))
+    made = json.loads(record.make(event("tool-end", tool_output="x" * 100_000), 1, {}, settings.Policy(ENV)))
     assert made["data"]["tool_output"] == "x" * record.VALUE_LIMIT + "..."
 
 
 def test_scion_resource_attributes_win_over_otel_resource_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "scion.agent.id=theirs,team=blue")
     monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
-    found = export.resource({"SCION_AGENT_ID": "ours"}).attributes
+    found = export.resource({"SCION_AGENT_ID": "ours"}, scion=False).attributes
     assert (found["scion.agent.id"], found["team"], found["service.name"]) == ("ours", "blue", "sciontool")
     monkeypatch.setenv("OTEL_SERVICE_NAME", "my-agents")
-    assert export.resource({}).attributes["service.name"] == "my-agents"
+    assert export.resource({}, scion=False).attributes["service.name"] == "my-agents"
 
 
 def _common() -> dict[str, str]:

@@ -50,6 +50,7 @@ def http_env(agent: Agent, url: str, **more: str) -> dict[str, str]:
         **agent.env,
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "250",  # Scion's hook timeout: the bounds below are measured with it
         "SCION_LOG_LEVEL": "debug",
         **more,
     }
