@@ -32,6 +32,7 @@ lint: $(DEV)
 # Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
 # processes, and with PYTHONDONTWRITEBYTECODE set each would compile the package anew.
 test: lint
+	$(BIN)/python -m pip check
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/pytest
 
