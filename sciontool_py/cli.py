@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from sciontool_py.errors import SciontoolError
+from sciontool_py.harness import INSTALLABLE, NAMES
 
 if TYPE_CHECKING:
     from sciontool_py.harness.base import Scope
@@ -23,12 +25,37 @@ app = typer.Typer(
 )
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
-harness_app = typer.Typer(
-    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent, "
-    "Copilot CLI, Antigravity, Grok Build, Qwen Code, Droid).",
-    no_args_is_help=True,
-)
+harness_app = typer.Typer(help="Wire a harness's hooks to `sciontool hook`.", no_args_is_help=True)
 app.add_typer(harness_app, name="harness")
+
+
+class _Command(TyperCommand):
+    """Help in the fast path's style (fastpath.HELP): arguments by their metavar, NAME when
+    required and [NAME] when not, and no Python types (typer writes `{NAME}` and `NAME <str>`)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(_shown(param) if param.required else f"[{_shown(param)}]")
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                arguments.append((_shown(param), getattr(param, "help", None) or ""))
+            elif param.param_type_name == "option" and (record := param.get_help_record(ctx)):
+                options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _shown(argument: Any) -> str:
+    name = str(argument.metavar or argument.name.upper())
+    return name if argument.nargs == 1 else f"{name}..."
 
 
 def _print_version(value: bool) -> None:
@@ -55,7 +82,8 @@ DialectOpt = Annotated[
     Optional[str], typer.Option("--dialect", help="Dialect name (default: claude, as in Scion).")
 ]
 DialectFileOpt = Annotated[
-    Optional[str], typer.Option("--dialect-file", help="A dialect.yaml to use instead of a name.")
+    Optional[str],
+    typer.Option("--dialect-file", metavar="PATH", help="A dialect.yaml to use instead of a name."),
 ]
 
 
@@ -96,19 +124,21 @@ def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> 
     _fast("normalize", args)
 
 
-@app.command(short_help="Send envelopes as core-agent does.")
+@app.command(cls=_Command, short_help="Send envelopes as core-agent does.")
 def emit(
     event: Annotated[
-        Optional[str], typer.Argument(help="tool-start, tool-end, model-start or agent-end.")
+        Optional[str], typer.Argument(metavar="EVENT", help="tool-start, tool-end, model-start or agent-end.")
     ] = None,
-    tool_name: Annotated[Optional[str], typer.Option(help="The tool (tool-start, tool-end).")] = None,
+    tool_name: Annotated[
+        Optional[str], typer.Option(metavar="NAME", help="The tool (tool-start, tool-end).")
+    ] = None,
     tool_input: Annotated[
         Optional[str], typer.Option(metavar="JSON", help="The call's arguments object (tool-start).")
     ] = None,
     tool_output: Annotated[
         Optional[str], typer.Option(metavar="JSON", help="The tool's response object (tool-end).")
     ] = None,
-    session_id: Annotated[str, typer.Option(help="Added to every envelope when set.")] = "",
+    session_id: Annotated[str, typer.Option(metavar="ID", help="Added to every envelope when set.")] = "",
     events: Annotated[
         Optional[str],
         typer.Option(
@@ -170,7 +200,7 @@ def emit(
     )
 
 
-@dialect_app.command("list")
+@dialect_app.command("list", cls=_Command)
 def dialect_list() -> None:
     """Every dialect file on the lookup path, in lookup order: name, file and status.
 
@@ -182,8 +212,8 @@ def dialect_list() -> None:
         typer.echo(f"{name}\t{path}\t{status}")
 
 
-@dialect_app.command("show")
-def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> None:
+@dialect_app.command("show", cls=_Command)
+def dialect_show(name: Annotated[str, typer.Argument(metavar="NAME", help="Dialect name.")]) -> None:
     """The resolved, validated dialect as JSON."""
     import json
 
@@ -193,13 +223,17 @@ def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> 
     typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
 
 
-@dialect_app.command("check", short_help="Validate dialect files (file:line:col).")
+@dialect_app.command("check", cls=_Command, short_help="Validate dialect files (file:line:col).")
 def dialect_check(
-    paths: Annotated[list[str], typer.Argument(help="dialect.yaml files, or folders holding one.")],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH", help="dialect.yaml files, or folders holding one.")
+    ],
     fixtures: Annotated[
         Optional[list[str]],
         typer.Option(
-            "--fixtures", help="Fixture files or folders: warn about paths their envelopes never carry."
+            "--fixtures",
+            metavar="PATH",
+            help="Fixture files or folders: warn about paths their envelopes never carry.",
         ),
     ] = None,
 ) -> None:
@@ -216,11 +250,12 @@ def dialect_check(
     raise typer.Exit(1 if errors else 0)
 
 
-@dialect_app.command("test", short_help="Run fixtures against dialects.")
+@dialect_app.command("test", cls=_Command, short_help="Run fixtures against dialects.")
 def dialect_test(
-    fixtures: Annotated[list[str], typer.Argument(help="Fixture files or folders.")],
+    fixtures: Annotated[list[str], typer.Argument(metavar="FIXTURE", help="Fixture files or folders.")],
     dialect: Annotated[
-        Optional[str], typer.Option("--dialect", help="Test every fixture against this dialect.")
+        Optional[str],
+        typer.Option("--dialect", metavar="NAME", help="Test every fixture against this dialect."),
     ] = None,
     dialect_file: DialectFileOpt = None,
     update: Annotated[
@@ -267,14 +302,18 @@ def dialect_test(
     raise typer.Exit(1 if failed else 0)
 
 
-@dialect_app.command("scaffold", short_help="Start a dialect from recorded envelopes.")
+@dialect_app.command("scaffold", cls=_Command, short_help="Start a dialect from recorded envelopes.")
 def dialect_scaffold(
-    name: Annotated[str, typer.Argument(help="Name of the new dialect.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Name of the new dialect.")],
     log: Annotated[
         str,
-        typer.Option("--from", help="Recorded envelopes (JSONL), e.g. from a `cat >> events.jsonl` hook."),
+        typer.Option(
+            "--from",
+            metavar="LOG|-",
+            help="Recorded envelopes (JSONL; - reads stdin), e.g. from a `cat >> events.jsonl` hook.",
+        ),
     ],
-    out: Annotated[str, typer.Option("--out", help="Folder to write NAME/ into.")] = ".",
+    out: Annotated[str, typer.Option("--out", metavar="DIR", help="Folder to write NAME/ into.")] = ".",
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
 ) -> None:
     """Write a starter NAME/dialect.yaml and one fixture per raw event from a recorded log."""
@@ -287,7 +326,7 @@ def dialect_scaffold(
     typer.echo(f"{_count(result.mapped, 'raw event')} mapped, {result.todo} left as TODO")
 
 
-@dialect_app.command("schema")
+@dialect_app.command("schema", cls=_Command)
 def dialect_schema(
     path: Annotated[
         bool, typer.Option("--path", help="Print where the installed schema file is, for a $schema line.")
@@ -306,11 +345,17 @@ def dialect_schema(
     typer.echo(schema_text(), nl=False)
 
 
-HarnessArg = Annotated[
+def _either(names: tuple[str, ...]) -> str:
+    return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+HarnessArg = Annotated[str, typer.Argument(metavar="NAME", help=f"{_either(NAMES)}.", show_default=False)]
+InstallableArg = Annotated[
     str,
     typer.Argument(
-        help="claude, gemini, codex, opencode, core-agent, agentino, copilot, antigravity, grok-build, "
-        "qwen-code, droid, auggie, mistral-vibe or hermes.",
+        metavar="NAME",
+        help=f"{_either(INSTALLABLE)} (agentino's hooks are registered in its code: "
+        "see `sciontool harness show agentino`).",
         show_default=False,
     ),
 ]
@@ -355,9 +400,9 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False, w
     return Scope(None if user else (project or "."), command, force)
 
 
-@harness_app.command("install")
+@harness_app.command("install", cls=_Command)
 def harness_install(
-    name: HarnessArg,
+    name: InstallableArg,
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
@@ -380,9 +425,9 @@ def harness_install(
     typer.echo(apply(edits, dry_run, backup), nl=False)
 
 
-@harness_app.command("uninstall")
+@harness_app.command("uninstall", cls=_Command)
 def harness_uninstall(
-    name: HarnessArg,
+    name: InstallableArg,
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
@@ -398,7 +443,7 @@ def harness_uninstall(
     typer.echo(apply(edits, dry_run, backup), nl=False)
 
 
-@harness_app.command("show")
+@harness_app.command("show", cls=_Command)
 def harness_show(
     name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = "sciontool"
 ) -> None:
