@@ -78,9 +78,6 @@ def _main(
     """Scion's agent hook pipe, both ends: receive envelopes as Scion does, send them as core-agent does."""
 
 
-DialectOpt = Annotated[
-    Optional[str], typer.Option("--dialect", help="Dialect name (default: claude, as in Scion).")
-]
 DialectFileOpt = Annotated[
     Optional[str],
     typer.Option("--dialect-file", metavar="PATH", help="A dialect.yaml to use instead of a name."),
