@@ -4,9 +4,11 @@ versions pyproject.toml allows (`make test-floor`), so it needs nothing beyond p
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, Agent
@@ -141,3 +143,50 @@ def test_a_tool_call_reaches_an_otlp_receiver_as_one_paired_span(agent: Agent) -
         receiver.close()
     [span] = receiver.spans()
     assert span.item.name == "agent.tool.call" and "duration_ms" in span.attributes  # type: ignore[attr-defined]
+
+
+# A sitecustomize that makes Python look like Windows's to the package: no fcntl module.
+_NO_FCNTL = """\
+import sys
+
+
+class NoFcntl:
+    def find_spec(self, name, path=None, target=None):
+        if name == "fcntl":
+            raise ModuleNotFoundError("No module named 'fcntl'", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoFcntl())
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook", "--dialect=core-agent"],
+        ["status", "blocked"],
+        ["normalize", "--dialect=core-agent"],
+        ["dialect", "list"],
+        ["harness", "install", "claude", "--project", "PROJECT"],
+        ["--version"],
+    ],
+    ids=lambda args: args[0] if args[0] != "dialect" else "dialect list",
+)
+def test_without_fcntl_as_on_windows_a_command_says_so_in_one_line(
+    agent: Agent, tmp_path: Path, args: list[str]
+) -> None:
+    """The package is POSIX only (the hook locks its files with fcntl): a Python without fcntl
+    gets one line and exit 1 from every command, and nothing is written, not a traceback."""
+    site, project = tmp_path / "no-fcntl", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    (site / "sitecustomize.py").write_text(_NO_FCNTL)
+    path = os.pathsep.join(p for p in (str(site), agent.env.get("PYTHONPATH", "")) if p)
+    args = [str(project) if a == "PROJECT" else a for a in args]
+    result = agent.run(*args, stdin=TOOL_START, PYTHONPATH=path)
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr == (
+        b"sciontool: runs on POSIX systems only (Linux, macOS): this Python has no fcntl module\n"
+    )
+    assert list(agent.home.iterdir()) == [] and list(project.iterdir()) == []
