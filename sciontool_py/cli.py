@@ -84,6 +84,47 @@ DialectFileOpt = Annotated[
 ]
 
 
+# Completion: each word a command takes from a fixed list, from the list itself.
+def _starting(incomplete: str, names: tuple[str, ...] | list[str]) -> list[str]:
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def _complete_dialects(incomplete: str) -> list[str]:
+    from sciontool_py.dialect.discover import list_dialects
+
+    try:
+        names = [name for name, _ in list_dialects()]
+    except (SciontoolError, OSError):  # an unreadable lookup path: no names, never a traceback
+        return []
+    return _starting(incomplete, names)
+
+
+def _complete_emit_events(incomplete: str) -> list[str]:
+    from sciontool_py.emitter.config import KNOWN_EVENTS
+
+    return _starting(incomplete, KNOWN_EVENTS)
+
+
+def _complete_fast_args(ctx: typer.Context, incomplete: str) -> list[str]:
+    """hook, status and normalize take their words unparsed: a --dialect's value, status's TYPE."""
+    typed = list(ctx.params.get("args") or ())
+    if typed[-1:] == ["--dialect"]:
+        return _complete_dialects(incomplete)
+    if ctx.command.name == "status" and not typed:
+        from sciontool_py.vocabulary import STATUS_TYPES
+
+        return _starting(incomplete, tuple(STATUS_TYPES))
+    return []
+
+
+def _complete_harnesses(incomplete: str) -> list[str]:
+    return _starting(incomplete, NAMES)
+
+
+def _complete_installable(incomplete: str) -> list[str]:
+    return _starting(incomplete, INSTALLABLE)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -102,13 +143,17 @@ def _fast(command: str, args: list[str] | None) -> None:
 @app.command(
     context_settings=_PASS_THROUGH, add_help_option=False, short_help="Receive one envelope: Scion's hook."
 )
-def hook(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def hook(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Receive one envelope on stdin and update the agent's status as Scion does."""
     _fast("hook", args)
 
 
 @app.command(context_settings=_PASS_THROUGH, add_help_option=False, short_help="Set a sticky status.")
-def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def status(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Set a sticky status: ask_user, blocked, task_completed, limits_exceeded."""
     _fast("status", args)
 
@@ -116,7 +161,9 @@ def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> Non
 @app.command(
     context_settings=_PASS_THROUGH, add_help_option=False, short_help="Envelopes in, canonical events out."
 )
-def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def normalize(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Envelopes in, canonical event lines out (JSONL); no side effects."""
     _fast("normalize", args)
 
@@ -124,7 +171,12 @@ def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> 
 @app.command(cls=_Command, short_help="Send envelopes as core-agent does.")
 def emit(
     event: Annotated[
-        Optional[str], typer.Argument(metavar="EVENT", help="tool-start, tool-end, model-start or agent-end.")
+        Optional[str],
+        typer.Argument(
+            metavar="EVENT",
+            help="tool-start, tool-end, model-start or agent-end.",
+            autocompletion=_complete_emit_events,
+        ),
     ] = None,
     tool_name: Annotated[
         Optional[str], typer.Option(metavar="NAME", help="The tool (tool-start, tool-end).")
@@ -210,7 +262,11 @@ def dialect_list() -> None:
 
 
 @dialect_app.command("show", cls=_Command)
-def dialect_show(name: Annotated[str, typer.Argument(metavar="NAME", help="Dialect name.")]) -> None:
+def dialect_show(
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="Dialect name.", autocompletion=_complete_dialects)
+    ],
+) -> None:
     """The resolved, validated dialect as JSON."""
     import json
 
@@ -252,7 +308,12 @@ def dialect_test(
     fixtures: Annotated[list[str], typer.Argument(metavar="FIXTURE", help="Fixture files or folders.")],
     dialect: Annotated[
         Optional[str],
-        typer.Option("--dialect", metavar="NAME", help="Test every fixture against this dialect."),
+        typer.Option(
+            "--dialect",
+            metavar="NAME",
+            help="Test every fixture against this dialect.",
+            autocompletion=_complete_dialects,
+        ),
     ] = None,
     dialect_file: DialectFileOpt = None,
     update: Annotated[
@@ -346,7 +407,12 @@ def _either(names: tuple[str, ...]) -> str:
     return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-HarnessArg = Annotated[str, typer.Argument(metavar="NAME", help=f"{_either(NAMES)}.", show_default=False)]
+HarnessArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="NAME", help=f"{_either(NAMES)}.", show_default=False, autocompletion=_complete_harnesses
+    ),
+]
 InstallableArg = Annotated[
     str,
     typer.Argument(
@@ -354,6 +420,7 @@ InstallableArg = Annotated[
         help=f"{_either(INSTALLABLE)} (agentino's hooks are registered in its code: "
         "see `sciontool harness show agentino`).",
         show_default=False,
+        autocompletion=_complete_installable,
     ),
 ]
 ProjectOpt = Annotated[

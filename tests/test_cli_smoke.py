@@ -14,6 +14,8 @@ import pytest
 from conftest import FIXTURES, Agent
 
 from sciontool_py import __version__
+from sciontool_py.harness import INSTALLABLE
+from sciontool_py.vocabulary import STATUS_TYPES
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "read_file", "tool_input": {"path": "/etc/hosts"}}
 
@@ -85,6 +87,30 @@ def test_shell_completion_script_and_completions(agent: Agent) -> None:
     assert b"_SCIONTOOL_COMPLETE" in script.stdout and b"complete " in script.stdout
     completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS="sciontool dia", COMP_CWORD="1")
     assert completed.stdout.split() == [b"dialect"]
+
+
+@pytest.mark.parametrize(
+    ("words", "offered"),
+    [
+        ("sciontool harness install ", list(INSTALLABLE)),
+        ("sciontool harness uninstall a", ["antigravity", "auggie"]),
+        ("sciontool harness show ag", ["agentino"]),
+        ("sciontool dialect show cod", ["codex"]),
+        ("sciontool dialect test --dialect q", ["qwen-code"]),
+        ("sciontool hook --dialect core", ["core-agent"]),
+        ("sciontool normalize --dialect gem", ["gemini"]),
+        ("sciontool emit model", ["model-start"]),
+        ("sciontool emit ", ["tool-start", "tool-end", "model-start", "agent-end"]),
+        ("sciontool status ", list(STATUS_TYPES)),
+        ("sciontool status blocked ", []),
+    ],
+)
+def test_completion_offers_the_names_a_word_takes(agent: Agent, words: str, offered: list[str]) -> None:
+    """Harness names (install: those it wires), dialect names, emit's events and status types."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(cword))
+    assert (completed.returncode, completed.stderr) == (0, b"")
+    assert completed.stdout.decode().split() == offered
 
 
 def test_completion_for_a_named_shell_is_that_shells(agent: Agent) -> None:
