@@ -279,7 +279,8 @@ def dialect_show(
 @dialect_app.command("check", cls=_Command, short_help="Validate dialect files (file:line:col).")
 def dialect_check(
     paths: Annotated[
-        list[str], typer.Argument(metavar="PATH", help="dialect.yaml files, or folders holding one.")
+        list[str],
+        typer.Argument(metavar="PATH", help="dialect.yaml files, or folders holding one; - reads stdin."),
     ],
     fixtures: Annotated[
         Optional[list[str]],

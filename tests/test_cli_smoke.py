@@ -63,6 +63,37 @@ def test_dialect_commands(agent: Agent) -> None:
     assert json.loads(agent.run("dialect", "schema").stdout)["title"] == "sciontool dialect.yaml"
 
 
+def test_dialect_check_dash_reads_the_dialect_on_stdin(agent: Agent, tmp_path: Path) -> None:
+    """`-` is stdin, as for normalize and scaffold, even beside a folder named `-`."""
+    (tmp_path / "-").mkdir()
+    good = (FIXTURES / "nested-paths" / "dialect.yaml").read_bytes()
+    beside = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "dialect", "check", "-"],
+        input=good,
+        capture_output=True,
+        cwd=tmp_path,
+        env=agent.env,
+        timeout=60,
+    )
+    assert (beside.returncode, beside.stdout) == (0, b"1 checked, 0 errors, 0 warnings\n")
+    bad = b"dialect: mine\nevent_name_field: e\nmapings: {}\n"
+    checked = agent.run("dialect", "check", "-", str(FIXTURES / "nested-paths"), stdin=bad)
+    assert checked.returncode == 1
+    assert checked.stdout.decode().splitlines() == [
+        "<stdin>:3:1: dialect file: unknown key 'mapings' (did you mean 'mappings'?)",
+        "2 checked, 1 error, 0 warnings",
+    ]
+    for data, problem in (
+        (b"dialect: \xff\n", b"not UTF-8"),
+        (b"#" * (1 << 20) + b"\n", b"larger than 1048576 bytes"),
+    ):
+        checked = agent.run("dialect", "check", "-", stdin=data)
+        assert (checked.returncode, checked.stdout.splitlines()[0]) == (
+            1,
+            b"<stdin>: dialect file is " + problem,
+        )
+
+
 def test_emit_prints_core_agents_envelope(agent: Agent) -> None:
     result = agent.run("emit", "tool-start", "--tool-name", "ls", "--tool-input", '{"d":"."}')
     assert result.stdout == b'{"hook_event_name":"tool-start","tool_input":{"d":"."},"tool_name":"ls"}\n'
