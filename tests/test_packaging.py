@@ -14,13 +14,27 @@ from pathlib import Path
 from conftest import REPO
 
 
-def test_demo_walks_executing_working_thinking_working() -> None:
+def test_demo_walks_executing_working_thinking_working_and_says_what_each_means(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, str(REPO / "examples" / "demo.py")], capture_output=True, check=True, text=True
     ).stdout
-    assert re.findall(r'"activity": "(\w+)"', out) == ["executing", "working", "thinking", "working"]
+    assert out.startswith("Scion runs coding agents ")
+    walked = ["executing", "working", "thinking", "working"]
+    assert re.findall(r'"activity": "(\w+)"', out) == walked
     assert '"toolName": "read_file"' in out
     assert len(re.findall(r"^agent\.log: .* \[sciontool\] \[INFO\] ", out, re.M)) == 4
+    assert re.findall(r"^=> (\w+): \S", out, re.M) == walked  # each step's activity, explained
+    # The next command it names wires a real harness, and as printed it writes nothing.
+    [command] = re.findall(r"^  (\S+ harness install claude --dry-run)$", out, re.M)
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    tried = subprocess.run(
+        command.split(), cwd=project, env={**os.environ, "HOME": str(home)}, capture_output=True, text=True
+    )
+    assert (tried.returncode, tried.stderr) == (0, "")
+    assert f"+++ {project}/.claude/settings.json" in tried.stdout
+    assert list(home.iterdir()) == list(project.iterdir()) == []
 
 
 def _wheel_contents(tmp_path: Path) -> tuple[set[str], Path]:
