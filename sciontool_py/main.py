@@ -9,6 +9,13 @@ def main() -> int:
     from sciontool_py.console import ensure_std_fds
 
     ensure_std_fds()
+    try:
+        import fcntl  # noqa: F401  # the hook locks HOME's files with it; the hook imports it anyway
+    except ModuleNotFoundError:  # Windows: one line, before any command half-runs
+        sys.stderr.write(
+            "sciontool: runs on POSIX systems only (Linux, macOS): this Python has no fcntl module\n"
+        )
+        return 1
     args = sys.argv[1:]
     if args and args[0] in ("hook", "status", "normalize"):
         from sciontool_py import fastpath
