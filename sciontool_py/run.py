@@ -27,7 +27,6 @@ import time
 from sciontool_py import process, registry
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import home_dir
-from sciontool_py.handlers.agent_state import RUN_NAME_VARIABLE, RUN_VARIABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -166,7 +165,7 @@ def main(args: list[str]) -> int:
 def supervise(log: AgentLog, name: str, command: list[str]) -> int:
     me = process.stat(os.getpid())
     mine = [os.getpid(), me[3] if me else 0]
-    env = {**os.environ, RUN_VARIABLE: f"{mine[0]}-{mine[1]}", RUN_NAME_VARIABLE: name}
+    env = {**os.environ, registry.RUN_VARIABLE: f"{mine[0]}-{mine[1]}", registry.RUN_NAME_VARIABLE: name}
     limit = go_duration(os.environ.get("SCION_MAX_DURATION", ""))
     grace = go_duration(os.environ.get("SCION_GRACE_PERIOD", "")) or GRACE_SECONDS
     requested = threading.Event()

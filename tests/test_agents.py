@@ -133,7 +133,8 @@ def test_notify_runs_once_per_change_that_needs_a_person(tmp_path: Path) -> None
         return agents_watch.Row(record, state, True)
 
     alerts = tmp_path / "alerts"
-    notifier = agents_watch.Notifier(f"cat >> {alerts}; echo >> {alerts}")  # a real command, run by sh
+    alerts.mkdir()
+    notifier = agents_watch.Notifier(f"cat > {alerts}/$$.json")  # a real command, run by sh, one file each
     for state, since in (
         ("Waiting for you", 1),  # true when the view started: not news
         ("Thinking", 2),
@@ -151,7 +152,7 @@ def test_notify_runs_once_per_change_that_needs_a_person(tmp_path: Path) -> None
         for proc in notifier.running:
             proc.wait(timeout=30)
         notifier.pump()
-    sent = [json.loads(line) for line in alerts.read_text().splitlines() if line.strip()]
+    sent = [json.loads(path.read_text()) for path in alerts.iterdir()]
     assert sorted(s["alert"] for s in sent) == ["crashed", "finished", "waiting"]  # run at once: any order
     assert notifier.sent == 3 and notifier.dropped == 0
 

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.log.writer import AgentLog
 
-RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
-RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
 # A turn is under way from the prompt until its answer: a crash then is a crash, not a stop.
 _TURN_STARTS = frozenset(("prompt-submit", "agent-start", "model-start", "tool-start"))
 _TURN_ENDS = frozenset(("agent-end", "response-complete", "session-end"))
@@ -151,7 +149,7 @@ def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes
     """Set what the agent runs inside: the `sciontool run` of this hook's environment, when it is
     the harness itself or the nearest of its ancestors; else the nearest ancestor that is another
     agent's harness (a child session started from its tool)."""
-    run = os.environ.get(RUN_VARIABLE, "")
+    run = os.environ.get(registry.RUN_VARIABLE, "")
     for n, (pid, start, _) in enumerate(chain):
         key = registry.process_key(pid, start)
         if n and regular_size(home, f"{registry.FOLDER}/{key}.json") is not None:
@@ -159,7 +157,7 @@ def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes
             return
         if run == f"{pid}-{start}":
             record.run = [pid, start]
-            record.name = os.environ.get(RUN_NAME_VARIABLE, "")[: registry.MAX_TEXT]
+            record.name = os.environ.get(registry.RUN_NAME_VARIABLE, "")[: registry.MAX_TEXT]
             return
 
 
