@@ -203,3 +203,20 @@ def test_watch_in_tmux_at_80_columns_redraws_live_and_alerts(
     assert [s["alert"] for s in sent] == ["finished", "waiting", "crashed"]
     assert all(s["session"] == "A" for s in sent)
     assert {"harness", "session", "pid", "project", "activity", "phase", "since", "message"} <= set(sent[0])
+
+
+def test_an_orphaned_hook_of_a_known_session_is_that_sessions_agent(agent: Agent, tmp_path: Path) -> None:
+    # opencode's bridge leaves a helper behind that fires the instance's end after opencode is
+    # gone: that hook's only ancestor is init, and its session names the agent.
+    harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")
+    try:
+        harness.send(claude("UserPromptSubmit", "S", prompt="hi"), claude("Stop", "S"))
+    finally:
+        harness.close()
+    envelope = json.dumps(claude("SessionEnd", "S", reason="exit"))
+    # setsid + a parent that exits at once: the hook is reparented to init before it runs.
+    script = f"sleep 0.3; echo '{envelope}' | {sys.executable} -m sciontool_py hook --dialect=claude"
+    subprocess.run(["setsid", "-f", "sh", "-c", script], env=agent.env, check=True)
+    assert eventually(lambda: info(agent.home).get("phase") == "stopped")
+    [(key, record)] = records(agent.home).items()
+    assert key.startswith("p") and record["info"] == {"phase": "stopped"}

@@ -120,7 +120,12 @@ def find(home: str, session: str, dialect: str, in_process: bool = False) -> reg
         chain = process.ancestors()
         at = process.harness_index(chain)
     if at < 0:
-        key = registry.session_key(session)  # no /proc, or an orphaned hook: the session names it
+        # No /proc, or an orphaned hook (a helper the harness left behind, such as opencode's
+        # bridge saying the instance ended): the agent whose session it names, if there is one.
+        named = [r for r in registry.records(home) if session and r.session == session]
+        if named:
+            return named[0]
+        key = registry.session_key(session)
     else:
         key = registry.process_key(chain[at][0], chain[at][1])
     record = registry.read(home, key)
