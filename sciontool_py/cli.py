@@ -595,8 +595,9 @@ def doctor(
     heartbeat. Checks this shell's environment: run it where the harness runs.
     """
     from sciontool_py.doctor import run as run_doctor
+    from sciontool_py.doctor import scope_of
 
-    raise typer.Exit(run_doctor(_scope(project, user, "sciontool"), typer.echo))
+    raise typer.Exit(run_doctor(scope_of(project, user), typer.echo))
 
 
 def _command_path(args: list[str]) -> str:

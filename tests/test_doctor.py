@@ -473,7 +473,12 @@ def test_a_hostile_hub_is_one_bounded_failure_and_the_token_goes_nowhere(
 def test_doctor_in_a_real_process_is_one_line_per_check_and_exit_1(agent: Agent, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    assert agent.run("harness", "install", "claude", "--project", str(project)).returncode == 0
+    assert (
+        agent.run(
+            "harness", "install", "claude", "--project", str(project), "--command", "sciontool"
+        ).returncode
+        == 0
+    )
     ran = agent.run(
         "doctor", "--project", str(project), PATH=str(tmp_path / "nowhere"), SCION_TELEMETRY_ENABLED="false"
     )
@@ -485,6 +490,9 @@ def test_doctor_in_a_real_process_is_one_line_per_check_and_exit_1(agent: Agent,
     both = agent.run("doctor", "--project", str(project), "--user")
     assert (both.returncode, both.stdout) == (1, b"")
     assert both.stderr == b"sciontool doctor: --project and --user exclude each other\n"
+    missing = agent.run("doctor", "--project", str(tmp_path / "typo"))
+    assert (missing.returncode, missing.stdout) == (1, b"")
+    assert missing.stderr == f"sciontool doctor: --project {tmp_path / 'typo'}: no such folder\n".encode()
 
 
 def test_the_hook_never_imports_doctor(agent: Agent) -> None:

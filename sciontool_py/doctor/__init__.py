@@ -16,7 +16,23 @@ import time
 from collections.abc import Callable, Iterator
 
 from sciontool_py.doctor.check import Check, failed
+from sciontool_py.errors import SciontoolError
 from sciontool_py.harness.base import Scope
+
+
+def scope_of(project: str | None, user: bool) -> Scope:
+    """The scope to check, as install's options name it; the project as an absolute path."""
+    if user and project is not None:
+        raise SciontoolError("--project and --user exclude each other")
+    if user:
+        return Scope(None)
+    try:
+        folder = os.path.abspath(project or ".")
+    except FileNotFoundError:
+        raise SciontoolError("the current folder no longer exists: pass --project DIR (absolute)") from None
+    if not os.path.isdir(folder):
+        raise SciontoolError(f"--project {project}: no such folder")
+    return Scope(folder)
 
 
 def run(scope: Scope, emit: Callable[[str], None]) -> int:
@@ -38,7 +54,7 @@ def checks(scope: Scope) -> Iterator[Check]:
     wired, problems = wiring.find(scope, env)
     yield from problems
     if not wired and not problems:
-        where = "--user" if scope.project is None else f"--project {os.path.abspath(scope.project)}"
+        where = "--user" if scope.project is None else f"--project {scope.project}"
         yield failed("harnesses", f"none wired ({where})", f"`sciontool harness install NAME {where}`")
     for found in wired:
         yield from hooks.checks(found, scope)
