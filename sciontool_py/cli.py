@@ -575,6 +575,31 @@ def harness_show(
     typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
 
 
+@app.command(cls=_Command, short_help="Check the wiring, state folder, telemetry and hub.")
+def doctor(
+    project: Annotated[
+        Optional[str],
+        typer.Option(
+            "--project", metavar="DIR", help="Check this project's wiring (the default: the current folder)."
+        ),
+    ] = None,
+    user: Annotated[
+        bool, typer.Option("--user", help="Check the user's own settings instead of a project's.")
+    ] = False,
+) -> None:
+    """One line per check, ok or the problem and its fix; exit 1 when any failed.
+
+    For each harness wired in the scope: its hook's program is on the harness's PATH
+    and runs, and the dialect it names is valid. Then: HOME is writable, the telemetry
+    endpoint answers, and with a hub configured: /healthz, the token's expiry and a
+    heartbeat. Checks this shell's environment: run it where the harness runs.
+    """
+    from sciontool_py.doctor import run as run_doctor
+    from sciontool_py.doctor import scope_of
+
+    raise typer.Exit(run_doctor(scope_of(project, user), typer.echo))
+
+
 def _command_path(args: list[str]) -> str:
     """`sciontool dialect check` for ["dialect", "check", ...]: the prefix of the command's errors."""
     words = ["sciontool"]
