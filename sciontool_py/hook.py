@@ -48,14 +48,15 @@ def apply_event(
     input_tools: list[str],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
     truth: Truth | None = None,
-    in_process: bool = False,
+    origin: int = 0,
 ) -> Applied:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
 
     The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
-    HOME, outside it the agent's own record; in_process: this process is the harness (agentino
-    calls it so), not an ancestor. As in Scion, one handler failing does not stop the others: a
+    HOME, outside it the agent's own record; origin: the process where the search for the
+    harness starts (0: this process's parent; agentino passes its own pid, the resident helper
+    its client's parent). As in Scion, one handler failing does not stop the others: a
     status file that cannot be written must not also cost the agent.log line, the limit count or
     the hub report.
     """
@@ -67,7 +68,7 @@ def apply_event(
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
         keeps_state = truth is not None and truth.keeps_state
-        agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, in_process)
+        agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, origin)
         info = agent.info
         ignored = ""
         if truth is None:
@@ -167,13 +168,13 @@ class Answer:
 
 
 def receive(
-    spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, in_process: bool = False
+    spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, origin: int = 0
 ) -> Answer:
     """The receiver's pipeline for one decoded envelope: normalize, then every handler.
 
-    event_name is the raw event name when the envelope carries none; in_process: this process
-    is the harness. Raises EventError when the envelope has no event; a state file that cannot
-    be written is in the Answer.
+    event_name is the raw event name when the envelope carries none; origin: where the search
+    for the harness starts (apply_event). Raises EventError when the envelope has no event; a
+    state file that cannot be written is in the Answer.
     """
     event = normalize(spec, payload, fallback_name=event_name)
     input_tools = spec.options.get("input_tools") or []
@@ -185,7 +186,7 @@ def receive(
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    applied = apply_event(log, event, input_tools, resumes, truth, in_process)  # type: ignore[arg-type]
+    applied = apply_event(log, event, input_tools, resumes, truth, origin)  # type: ignore[arg-type]
     failure = log_failures(log, applied.failures)
     response = ""
     if event.raw_name in spec.responses:

@@ -47,15 +47,13 @@ class AgentState:
         self.before = (info.get("phase"), info.get("activity"), info.get("toolName"))
 
     @staticmethod
-    def load(
-        home: str, session: str, dialect: str, keeps_state: bool, in_process: bool = False
-    ) -> AgentState:
+    def load(home: str, session: str, dialect: str, keeps_state: bool, origin: int = 0) -> AgentState:
         """The state of the agent whose hook this process runs (SESSION: the event's session id;
-        in_process: this process is the harness, as agentino's callbacks are)."""
+        origin: the process the search for the harness starts at, 0 for this one's parent)."""
         if registry.in_scion(home):
             state = sessions.read(home) if keeps_state else sessions.SessionState()
             return AgentState(home, None, agent_info.read(home), state)
-        record = find(home, session, dialect, in_process)
+        record = find(home, session, dialect, origin)
         return AgentState(home, record, record.info, sessions.of_record(record.state))
 
     @staticmethod
@@ -111,14 +109,11 @@ def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:
         record.harness = event.dialect
 
 
-def find(home: str, session: str, dialect: str, in_process: bool = False) -> registry.Record:
-    """The record of the agent this hook runs for, a new one (not yet written) the first time."""
-    if in_process:
-        chain = process.ancestors(os.getpid())
-        at = 0 if chain else -1
-    else:
-        chain = process.ancestors()
-        at = process.harness_index(chain)
+def find(home: str, session: str, dialect: str, origin: int = 0) -> registry.Record:
+    """The record of the agent this hook runs for, a new one (not yet written) the first time;
+    its harness is looked for from ORIGIN up (0: this process's parent)."""
+    chain = process.ancestors(origin or None)
+    at = process.harness_index(chain)
     if at < 0:
         # No /proc, or an orphaned hook (a helper the harness left behind, such as opencode's
         # bridge saying the instance ended): the agent whose session it names, if there is one.

@@ -22,6 +22,8 @@ Importing this module imports nothing heavy: not agentino, typer or YAML.
 
 from __future__ import annotations
 
+import os
+
 from sciontool_py.console import cut
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fastpath import ERROR_LIMIT
@@ -125,7 +127,7 @@ def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: Agen
     try:
         # The bytes agentino pipes to a command hook, so both modes read the same event.
         payload = parse_envelope(encode_context(context))
-        answer = receive(spec, payload, log, event, in_process=True)
+        answer = receive(spec, payload, log, event, origin=os.getpid())  # this process is the harness
     except BaseException as exc:  # SystemExit or KeyboardInterrupt from an object's __str__ too
         log_failure(log, event, exc)
         return
