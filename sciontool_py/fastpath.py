@@ -127,7 +127,9 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str], log: AgentLog) -> None:
+def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
+    """`sciontool hook ARGS`; origin: where its harness is looked for (0: this process's parent;
+    the resident helper passes a relayed hook's parent)."""
     from sciontool_py.hook import read_stdin, receive_named, run_hook
 
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
@@ -147,13 +149,12 @@ def hook_command(args: list[str], log: AgentLog) -> None:
     undelivered = ""
     if positional and not positional[0].lstrip().startswith("{"):
         # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
-        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log)
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log, origin)
     else:
         # A JSON object argument is the envelope itself (Codex's notify); a broken one is
         # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
-        answer = run_hook(
-            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), log, event
-        )
+        data = os.fsencode(positional[0]) if positional else read_stdin()
+        answer = run_hook(dialect, dialect_file, data, log, event, origin)
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         from sciontool_py.console import write_stdout
 

@@ -198,18 +198,28 @@ def receive(
 
 
 def run_hook(
-    dialect: str | None, dialect_file: str | None, data: bytes, log: AgentLog, event_name: str | None = None
+    dialect: str | None,
+    dialect_file: str | None,
+    data: bytes,
+    log: AgentLog,
+    event_name: str | None = None,
+    origin: int = 0,
 ) -> Answer:
-    """Process one envelope's bytes (empty: Scion's no-op)."""
+    """Process one envelope's bytes (empty: Scion's no-op); origin: as for receive()."""
     if not data:
         return Answer(None)
     payload = parse_envelope(data)
     del data  # the caller passed its only reference: a huge envelope is not held twice
-    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+    return receive(resolve(dialect, dialect_file), payload, log, event_name, origin)
 
 
 def receive_named(
-    dialect: str | None, dialect_file: str | None, name: str, event_name: str | None, log: AgentLog
+    dialect: str | None,
+    dialect_file: str | None,
+    name: str,
+    event_name: str | None,
+    log: AgentLog,
+    origin: int = 0,
 ) -> Answer:
     """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
     over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
@@ -221,7 +231,7 @@ def receive_named(
             log.debug(f"hook {name}: {payload.reason}; using the event name alone")
         payload = {}
     payload["hook_event_name"] = name
-    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+    return receive(resolve(dialect, dialect_file), payload, log, event_name, origin)
 
 
 def read_stdin() -> bytes:
