@@ -24,7 +24,7 @@ import os
 import sys
 
 CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
-REPLY_WAIT = 60.0  # seconds: the helper's own work is bounded (2 s lock, 3 s hub, telemetry)
+REPLY_WAIT = 15.0  # seconds: past the helper's own bounded work (a 2 s lock wait, the hub's 3 s, telemetry)
 _OFF = ("off", "0", "false", "no")
 _HEADER = 12  # three 4-byte lengths: stdout, stderr, and the exit status's own field
 
