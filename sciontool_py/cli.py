@@ -374,10 +374,10 @@ def harness_install(
     another --command replaces sciontool's hooks. Uninstall undoes exactly this.
     """
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).install(_scope(project, user, command, force))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    scope = _scope(project, user, command, force)
+    typer.echo(run(find_harness(name), scope, True, dry_run, backup), nl=False)
 
 
 @harness_app.command("uninstall")
@@ -392,10 +392,9 @@ def harness_uninstall(
     """Remove exactly what install added: sciontool's hooks (found by their command, whatever
     --command ran them), and the keys, file and folders install created; nothing else changes."""
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).uninstall(_scope(project, user, command))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    typer.echo(run(find_harness(name), _scope(project, user, command), False, dry_run, backup), nl=False)
 
 
 @harness_app.command("show")

@@ -7,7 +7,7 @@ import os
 import stat
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.fs import write_file
+from sciontool_py.fs import open_folder, write_file
 
 BACKUP_SUFFIX = ".bak"
 
@@ -94,13 +94,25 @@ def replace(path: str, before: str | None, after: str | None, backup: bool = Fal
     return kept
 
 
-def remove_empty_dirs(dirs: list[str]) -> None:
-    """Remove those of these folders (outermost first) that are empty, innermost first."""
+def remove_empty_dirs(root: str, dirs: list[str]) -> list[str]:
+    """Remove those of these folders (outermost first) that are empty, innermost first; returns
+    those removed. Only a folder below root is removed, reached from root without following a
+    symlink: a link planted on the way cannot send the removal out of it."""
+    removed = []
     for folder in reversed(dirs):
+        parent, leaf = os.path.split(os.path.relpath(folder, root))
+        if leaf in (os.curdir, os.pardir) or parent.split(os.sep)[0] == os.pardir:
+            continue  # root itself, or outside it
         try:
-            os.rmdir(folder)
+            fd = open_folder(root, parent) if parent else os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.rmdir(leaf, dir_fd=fd)
+            finally:
+                os.close(fd)
         except OSError:
-            pass  # not empty (or gone): it stays, and so do the folders holding it
+            continue  # not empty, gone, or behind a link: it stays, and so do the folders holding it
+        removed.append(folder)
+    return removed
 
 
 def unified_diff(path: str, before: str | None, after: str | None) -> str:

@@ -284,3 +284,18 @@ def test_force_then_uninstall_gives_back_the_users_codex_notify(tmp_path: Path) 
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
     run(tmp_path, "uninstall", "codex", "--user")
     assert snapshot(tmp_path, cache=False) == before
+
+
+@pytest.mark.parametrize("order", [("core-agent", "antigravity"), ("antigravity", "core-agent")])
+def test_two_harnesses_sharing_a_folder_install_made_leave_nothing_in_either_order(
+    tmp_path: Path, run_here: Callable[..., Ran], order: tuple[str, str]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "home").mkdir()
+    before = snapshot(tmp_path)
+    for name in ("core-agent", "antigravity"):  # both files in the `.agents/` the first one made
+        run_here(tmp_path, "install", name, "--project", str(project))
+    for name in order:
+        run_here(tmp_path, "uninstall", name, "--project", str(project))
+    assert snapshot(tmp_path, cache=False) == before  # `.agents/` went with the second (before: it stayed)
