@@ -42,6 +42,8 @@ NOTE = (
 # A top-level `hooks:` line, and its value when that is an empty one install must rewrite.
 _HOOKS = re.compile(r"hooks[ \t]*:(?P<value>[^#\r\n]*)(?P<comment>#.*)?$")
 _EMPTY = ("{}", "~", "null", "")
+# The lines install writes inside its blocks: `EVENT:` and `- command: "..."`, indented.
+_SHAPE = re.compile(r'[ \t]*(?:[a-z_]+:|- command: "(?:[^"\\]|\\.)*")')
 
 
 class Hermes(Harness):
@@ -64,8 +66,7 @@ class Hermes(Harness):
         path = resolve_target(*self.target(scope))
         before = read_text(path)
         text = before or ""
-        _load(text, path)
-        pristine = self._strip(text, path)  # a reinstall starts again from the user's own file
+        pristine = self._unwired(text, path)  # a reinstall starts again from the user's own file
         old = _load(pristine, path)
         hooks = old.get("hooks") or {}
         if not isinstance(hooks, dict):
@@ -144,20 +145,20 @@ class Hermes(Harness):
         separator = next((k[1] for k in keys if k[:1] == (textblock.SEPARATOR,)), "")
         replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
         for event in FIRED:
-            text = _or(textblock.remove(text, f"{self.name} {event}"), text)
-        return _or(textblock.remove(text, self.name, separator, replaced), text)
+            where = textblock.Where(path, f"{self.name} {event}", _SHAPE)
+            text = _or(textblock.remove(text, where), text)
+        where = textblock.Where(path, self.name, _SHAPE)
+        return _or(textblock.remove(text, where, separator, replaced), text)
 
-    def uninstall(self, scope: Scope) -> list[Edit]:
-        path = resolve_target(*self.target(scope))
-        before = read_text(path)
-        if before is None:
-            return [Edit(path, None, None, "no such file")]
-        after = self._strip(before, path)
-        if after == before:
-            return [Edit(path, before, before, "no sciontool hooks")]
+    def _unwired(self, text: str, path: str) -> str:
+        """The text without our blocks, which must hold exactly the settings of text but ours,
+        or nothing is written: what a block held must have been only our entries."""
+        old = _load(text, path)
+        after = self._strip(text, path)
+        if after == text:
+            return text
         keys = record.keys(path)
         replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
-        old = _load(before, path)
         hooks = old.get("hooks")
         rest: dict[str, object] = {}
         for event, entries in hooks.items() if isinstance(hooks, dict) else ():
@@ -169,6 +170,16 @@ class Hermes(Harness):
             empty: dict[str, object] | None = {} if replaced is not None and "{}" in replaced else None
             expected["hooks"] = rest or empty
         _check(after, path, expected)
+        return after
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        path = resolve_target(*self.target(scope))
+        before = read_text(path)
+        if before is None:
+            return [Edit(path, None, None, "no such file")]
+        after = self._unwired(before, path)
+        if after == before:
+            return [Edit(path, before, before, "no sciontool hooks")]
         summary = "removed sciontool hooks"
         if not after and record.created(path).get("file"):
             return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from sciontool_py.harness import record, textblock
 from sciontool_py.harness.base import EMPTIED, Edit, Harness, Scope, routed_events, user_home
@@ -17,6 +18,8 @@ from sciontool_py.harness.files import read_text, resolve_target
 from sciontool_py.harness.tomledit import _parse
 
 FIRED = ("pre_tool", "post_tool", "post_agent")
+# The lines install writes inside its block: `[[hooks]]` and `KEY = "..."`.
+_SHAPE = re.compile(r'\[\[hooks\]\]|(?:name|type|command) = "(?:[^"\\]|\\.)*"')
 NOTE = "Vibe loads a project's .vibe/hooks.toml only in a trusted folder (`vibe --trust` or its prompt)."
 
 
@@ -55,7 +58,7 @@ class MistralVibe(Harness):
         text = before or ""
         old = _parse(text, path)
         block = self.block(scope)
-        after = textblock.replace_block(text, block)
+        after = textblock.replace_block(text, block, textblock.Where(path, self.name, _SHAPE))
         created: list[tuple[str, ...]] = []
         if after is None:
             after, separator = textblock.append(text, block)
@@ -74,7 +77,7 @@ class MistralVibe(Harness):
         if before is None:
             return [Edit(path, None, None, "no such file")]
         separator = next((k[1] for k in record.keys(path) if k[:1] == (textblock.SEPARATOR,)), "")
-        after = textblock.remove(before, self.name, separator)
+        after = textblock.remove(before, textblock.Where(path, self.name, _SHAPE), separator)
         if after is None:
             return [Edit(path, before, before, "no sciontool hooks")]
         old = _parse(before, path)
