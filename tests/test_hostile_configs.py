@@ -120,3 +120,151 @@ def test_a_marker_inside_a_string_never_leaves_a_file_uninstall_refuses(
     undone, _ = sciontool(agent, "harness", "uninstall", config.harness, "--user")
     assert undone.returncode == 0, undone.stderr
     assert path.read_text() == text
+
+
+def _alias_bomb() -> str:
+    """416 bytes of YAML that expand to 10^8 values (the issue's was 584): each anchor lists the one
+    before ten times."""
+    lines = ["hooks: {}", 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefg", "bcdefgh", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _ten_mb(line: str) -> str:
+    return line * ((10 << 20) // len(line) + 1)
+
+
+HOSTILE = {
+    "hermes alias bomb": ("hermes", ".hermes/config.yaml", _alias_bomb(), "(an alias bomb?)"),
+    "hermes 10 MB": (
+        "hermes",
+        ".hermes/config.yaml",
+        "a: 1\n" + _ten_mb("k: value of some text\n"),
+        "256 KiB",
+    ),
+    "vibe 10 MB": (
+        "mistral-vibe",
+        ".vibe/hooks.toml",
+        _ten_mb('[[hooks]]\nname = "x"\ntype = "post_agent"\ncommand = "echo"\n'),
+        "256 KiB",
+    ),
+    "auggie 10 MB": ("auggie", ".augment/settings.json", '{"x": "' + "y" * (10 << 20) + '"}', "256 KiB"),
+    "codex 10 MB": (
+        "codex",
+        ".codex/config.toml",
+        _ten_mb('[projects."/src/p"]\ntrust_level = "trusted"\n'),
+        "256 KiB",
+    ),
+    # tomllib's time grows with the square of a key's parts: 100,000 of them cost minutes.
+    "vibe 100,000-part key": (
+        "mistral-vibe",
+        ".vibe/hooks.toml",
+        ".".join(["a"] * 100_000) + " = 1\n",
+        "dotted parts",
+    ),
+    "codex 100,000-part table": (
+        "codex",
+        ".codex/config.toml",
+        "[" + ".".join(["a"] * 100_000) + "]\n",
+        "dotted parts",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_no_config_makes_install_spin(agent: Agent, case: str) -> None:
+    harness, rel, text, why = HOSTILE[case]
+    path = agent.home / rel
+    path.parent.mkdir()
+    path.write_text(text)
+    for command in ("install", "uninstall"):
+        ran, cpu = sciontool(agent, "harness", command, harness, "--user")
+        if command == "install" or ran.returncode:  # uninstall may find no block of ours, unparsed
+            assert why in one_error(ran, command)
+        else:
+            assert ran.stdout.decode().endswith("no sciontool hooks, unchanged\n"), ran
+        assert cpu < CPU_BOUND, f"{command}: {cpu:.2f} CPU seconds"  # before: 16 s, 2 s, past 30 s
+    assert path.read_text() == text
+
+
+def _legit_aliases() -> str:
+    return "defaults: &d {timeout: 5, retries: 2}\nproviders:\n  a: *d\n  b: *d\nhooks:\n  pre_verify:\n    - command: t.sh\n"
+
+
+def test_a_config_using_aliases_as_people_do_is_installed_and_given_back(agent: Agent) -> None:
+    path = agent.home / ".hermes" / "config.yaml"
+    path.parent.mkdir()
+    path.write_text(_legit_aliases())
+    for command in ("install", "uninstall"):
+        ran, _ = sciontool(agent, "harness", command, "hermes", "--user")
+        assert ran.returncode == 0, ran.stderr
+    assert path.read_text() == _legit_aliases()
+
+
+def _deep_yaml_flow(depth: int) -> str:
+    return "model: x\nother: " + "[" * depth + "]" * depth + "\n"
+
+
+def _deep_yaml_block(depth: int) -> str:
+    return "model: x\nother:\n" + "".join(" " * i + "- \n" for i in range(depth))
+
+
+def _deep_toml_array(depth: int) -> str:
+    return 'model = "x"\nother = ' + "[" * depth + "]" * depth + "\n"
+
+
+def _deep_toml_table(depth: int) -> str:
+    return 'model = "x"\nother = ' + "{a = " * depth + "1" + "}" * depth + "\n"
+
+
+def _deep_vibe_hook(depth: int) -> str:
+    return (
+        '[[hooks]]\nname = "x"\ntype = "post_agent"\ncommand = "c"\nextra = '
+        + "[" * depth
+        + "]" * depth
+        + "\n"
+    )
+
+
+def _deep_json(depth: int) -> str:
+    return '{"x": ' + "[" * depth + "]" * depth + "}"
+
+
+# Every parser install uses, nested 600 deep (the issue's case), as deep as libyaml reads (999),
+# and 20,000 deep (what fits the 256 KiB a settings file may hold).
+DEEP = {
+    "hermes flow": ("hermes", ".hermes/config.yaml", _deep_yaml_flow),
+    "hermes block": ("hermes", ".hermes/config.yaml", _deep_yaml_block),
+    "vibe array": ("mistral-vibe", ".vibe/hooks.toml", _deep_toml_array),
+    "vibe inline table": ("mistral-vibe", ".vibe/hooks.toml", _deep_toml_table),
+    "vibe hook's value": ("mistral-vibe", ".vibe/hooks.toml", _deep_vibe_hook),
+    "codex config array": ("codex", ".codex/config.toml", _deep_toml_array),
+    "codex config inline table": ("codex", ".codex/config.toml", _deep_toml_table),
+    "auggie settings": ("auggie", ".augment/settings.json", _deep_json),
+    "gemini jsonc": ("gemini", ".gemini/settings.json", lambda d: "// mine\n" + _deep_json(d)),
+}
+
+
+@pytest.mark.parametrize("depth", [600, 999, 20_000])
+@pytest.mark.parametrize("case", DEEP)
+def test_a_deep_config_is_one_clear_line_or_edited_whole(agent: Agent, case: str, depth: int) -> None:
+    harness, rel, make = DEEP[case]
+    if case == "hermes block":
+        depth = min(depth, 700)  # its indentation grows with depth: 700 levels fill the 256 KiB
+    path = agent.home / rel
+    path.parent.mkdir()
+    text = make(depth)
+    path.write_text(text)
+    installed, _ = sciontool(agent, "harness", "install", harness, "--user")
+    if installed.returncode != 0:  # before: `internal error: RecursionError`
+        line = one_error(installed, "install")
+        assert line.endswith(
+            ("nested too deeply to edit; left untouched", "maximum nesting depth); left untouched")
+        )
+        assert path.read_text() == text
+        return
+    assert path.read_text() != text  # wired: then uninstall reads it as deep, and gives it back
+    undone, _ = sciontool(agent, "harness", "uninstall", harness, "--user")
+    assert undone.returncode == 0, undone.stderr
+    assert path.read_text() == text

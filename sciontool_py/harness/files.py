@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.fs import open_folder, write_file
+from sciontool_py.fs import open_folder, read_capped, write_file
 
 BACKUP_SUFFIX = ".bak"
+# Real settings files are a few KiB; parsing, editing and checking one costs CPU in proportion
+# (tomllib, libyaml and json read 256 KiB in 0.1 to 0.3 s of CPU, each of 2 or 3 parses).
+MAX_SETTINGS_BYTES = 256 << 10
 
 
 def resolve_target(root: str, relative: str) -> str:
@@ -24,7 +28,8 @@ def resolve_target(root: str, relative: str) -> str:
 
 def read_text(path: str) -> str | None:
     """The file's text; None when it does not exist. Only a regular file is read, opened
-    without blocking: a FIFO in its place would hold install until killed."""
+    without blocking: a FIFO in its place would hold install until killed. Reading stops past
+    MAX_SETTINGS_BYTES: parsing and checking a file costs CPU in proportion to its size."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -34,8 +39,16 @@ def read_text(path: str) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SciontoolError(f"{path}: not a regular file; left untouched")
-        with open(fd, encoding="utf-8", newline="", closefd=False) as handle:
-            return handle.read()
+        try:
+            data = read_capped(fd, MAX_SETTINGS_BYTES, path)
+        except OSError as exc:
+            if exc.errno != errno.EFBIG:
+                raise
+            raise SciontoolError(
+                f"{path}: larger than {MAX_SETTINGS_BYTES >> 10} KiB, more than a settings file holds: "
+                "not edited (left untouched)"
+            ) from None
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise SciontoolError(f"{path}: not UTF-8 text; left untouched") from None
     except OSError as exc:
