@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import StateLock, ensure_folder, failure, read_bytes, remove, write_atomic
-from sciontool_py.harness.base import user_home
 from sciontool_py.harness.files import remove_empty_dirs
 
 FILE_NAME = "harness-installs.json"
@@ -41,7 +40,7 @@ def location() -> tuple[str, str]:
     state = os.environ.get("XDG_STATE_HOME")
     if state and os.path.isabs(state):  # a relative one is invalid (XDG): ignored
         return state, f"sciontool-py/{FILE_NAME}"
-    return user_home(), f".local/state/sciontool-py/{FILE_NAME}"
+    return os.path.expanduser("~"), f".local/state/sciontool-py/{FILE_NAME}"
 
 
 def _own_folders(root: str, rel: str) -> list[str]:
