@@ -8,10 +8,12 @@ import resource
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
 
+REAL = Path(__file__).resolve().parent / "data" / "real-envelopes"
 CPU_BOUND = 2.0  # CPU seconds for a refusal (issue 28): the child's own, whatever the load
 
 
@@ -78,9 +80,12 @@ DAMAGE = {"end line deleted": _end_deleted, "end line moved below the user's lin
 def test_a_block_damaged_by_hand_costs_no_user_line(agent: Agent, config: Config, damage: str) -> None:
     path = agent.home / config.path
     path.parent.mkdir()
-    path.write_text(config.mine)
-    ran, _ = sciontool(agent, "harness", "install", config.harness, "--user")
-    assert ran.returncode == 0, ran.stderr
+    if config is VIBE:  # install writes Vibe no block now: the one an older version wrote
+        path.write_text(config.mine + "\n" + (REAL / "mistral-vibe-3.0.2" / "hooks.toml").read_text())
+    else:
+        path.write_text(config.mine)
+        ran, _ = sciontool(agent, "harness", "install", config.harness, "--user")
+        assert ran.returncode == 0, ran.stderr
     path.write_text(DAMAGE[damage](path.read_text(), config.harness))
     damaged = path.read_text()
     for command in ("install", "uninstall"):  # before: reinstall + uninstall deleted the user's lines
@@ -131,6 +136,9 @@ def _alias_bomb() -> str:
     return "\n".join(lines) + "\n"
 
 
+BIG = "KiB, more than a settings file holds"  # 256 KiB; Vibe's hooks.toml, read by tomlkit: 64 KiB
+
+
 def _ten_mb(line: str) -> str:
     return line * ((10 << 20) // len(line) + 1)
 
@@ -141,32 +149,32 @@ HOSTILE = {
         "hermes",
         ".hermes/config.yaml",
         "a: 1\n" + _ten_mb("k: value of some text\n"),
-        "256 KiB",
+        BIG,
     ),
     "vibe 10 MB": (
         "mistral-vibe",
         ".vibe/hooks.toml",
         _ten_mb('[[hooks]]\nname = "x"\ntype = "post_agent"\ncommand = "echo"\n'),
-        "256 KiB",
+        BIG,
     ),
-    "auggie 10 MB": ("auggie", ".augment/settings.json", '{"x": "' + "y" * (10 << 20) + '"}', "256 KiB"),
+    "auggie 10 MB": ("auggie", ".augment/settings.json", '{"x": "' + "y" * (10 << 20) + '"}', BIG),
     "codex 10 MB": (
         "codex",
         ".codex/config.toml",
         _ten_mb('[projects."/src/p"]\ntrust_level = "trusted"\n'),
-        "256 KiB",
+        BIG,
     ),
-    # tomllib's time grows with the square of a key's parts: 100,000 of them cost minutes.
-    "vibe 100,000-part key": (
+    # tomllib's time grows with the square of a key's parts: 30,000 of them (60 KB) cost 10 s.
+    "vibe 30,000-part key": (
         "mistral-vibe",
         ".vibe/hooks.toml",
-        ".".join(["a"] * 100_000) + " = 1\n",
+        ".".join(["a"] * 30_000) + " = 1\n",
         "dotted parts",
     ),
-    "codex 100,000-part table": (
+    "codex 30,000-part table": (
         "codex",
         ".codex/config.toml",
-        "[" + ".".join(["a"] * 100_000) + "]\n",
+        "[" + ".".join(["a"] * 30_000) + "]\n",
         "dotted parts",
     ),
 }
@@ -232,7 +240,7 @@ def _deep_json(depth: int) -> str:
 
 
 # Every parser install uses, nested 600 deep (the issue's case), as deep as libyaml reads (999),
-# and 20,000 deep (what fits the 256 KiB a settings file may hold).
+# and 10,000 deep (what fits the 64 KiB of Vibe's hooks.toml).
 DEEP = {
     "hermes flow": ("hermes", ".hermes/config.yaml", _deep_yaml_flow),
     "hermes block": ("hermes", ".hermes/config.yaml", _deep_yaml_block),
@@ -246,7 +254,7 @@ DEEP = {
 }
 
 
-@pytest.mark.parametrize("depth", [600, 999, 20_000])
+@pytest.mark.parametrize("depth", [600, 999, 10_000])
 @pytest.mark.parametrize("case", DEEP)
 def test_a_deep_config_is_one_clear_line_or_edited_whole(agent: Agent, case: str, depth: int) -> None:
     harness, rel, make = DEEP[case]

@@ -26,10 +26,10 @@ def resolve_target(root: str, relative: str) -> str:
     return real
 
 
-def read_text(path: str) -> str | None:
+def read_text(path: str, limit: int = MAX_SETTINGS_BYTES) -> str | None:
     """The file's text; None when it does not exist. Only a regular file is read, opened
     without blocking: a FIFO in its place would hold install until killed. Reading stops past
-    MAX_SETTINGS_BYTES: parsing and checking a file costs CPU in proportion to its size."""
+    limit bytes: parsing and checking a file costs CPU in proportion to its size."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -40,12 +40,12 @@ def read_text(path: str) -> str | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SciontoolError(f"{path}: not a regular file; left untouched")
         try:
-            data = read_capped(fd, MAX_SETTINGS_BYTES, path)
+            data = read_capped(fd, limit, path)
         except OSError as exc:
             if exc.errno != errno.EFBIG:
                 raise
             raise SciontoolError(
-                f"{path}: larger than {MAX_SETTINGS_BYTES >> 10} KiB, more than a settings file holds: "
+                f"{path}: larger than {limit >> 10} KiB, more than a settings file holds: "
                 "not edited (left untouched)"
             ) from None
         return data.decode("utf-8")

@@ -1,11 +1,13 @@
-"""Our hooks as one marked block of lines in a TOML or YAML file, so uninstall gives back every byte.
+"""Our hooks as one marked block of lines in a YAML file, so uninstall gives back every byte.
 
-No TOML or YAML writer keeps a file's comments and layout, so install writes
+Hermes's config.yaml: no YAML writer keeps a file's comments and layout, so install writes
 its entries as a block of lines between two comment lines that name it, and
 uninstall removes exactly that block. What install changed outside the block
 (a blank line before it, the user's `hooks: {}` it replaced) is remembered in
 the install record as a key, and put back. The caller parses the result again
-and refuses the edit unless it holds exactly the old settings plus ours.
+and refuses the edit unless it holds exactly the old settings plus ours. (Vibe's
+hooks.toml had such a block before its tables went in with tomlkit: uninstall
+and reinstall still remove one.)
 
 A block is ours only when it is whole: one begin line, one end line after it,
 and between them only lines of the shapes install writes. Anything else (an end
@@ -109,16 +111,18 @@ def replace_block(text: str, block: Block, where: Where) -> str | None:
     return "".join(lines[:start] + new + lines[stop + 1 :])
 
 
-def append(text: str, block: Block) -> tuple[str, str]:
-    """The text with the block at its end, and what was put before it (to take away again)."""
+def separator_for(text: str) -> str:
+    """What goes between text and lines added at its end: a blank line, but no second one."""
     newline = newline_of(text)
     if not text or text == newline or text.endswith(newline + newline):
-        separator = ""
-    elif text.endswith(newline):
-        separator = newline
-    else:
-        separator = newline + newline
-    return text + separator + "".join(render(block, newline)), separator
+        return ""
+    return newline if text.endswith(newline) else newline + newline
+
+
+def append(text: str, block: Block) -> tuple[str, str]:
+    """The text with the block at its end, and what was put before it (to take away again)."""
+    separator = separator_for(text)
+    return text + separator + "".join(render(block, newline_of(text))), separator
 
 
 def remove(text: str, where: Where, separator: str = "", replaced: str | None = None) -> str | None:

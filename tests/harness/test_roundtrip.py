@@ -79,6 +79,26 @@ name = "lint"
 type = "post_agent"
 command = "ruff check ."  # quiet
 """
+VIBE_ODD = (
+    "#  my hooks   \n"
+    'model   =    "devstral"   # trailing\n'
+    'env = { A = "1", B = { c = [1, 2] } }\n'
+    "[[hooks]]\n"
+    'name    = "lint"\n'
+    'type = "post_agent"\n'
+    "command = '''ruff check .'''\n"
+    "[hooks.env]\n"
+    'X = "y"\n'
+    "\n"
+    "# between\n"
+    "[[hooks]]\n"
+    'name = "fmt"\n'
+    'type = "post_tool"\n'
+    'command = """\nblack ."""\n'
+    "\n"
+    "[tools.bash]\n"
+    '\tallow = ["ls", "cat"]\n'
+)
 HERMES = """\
 model:
   default: anthropic/claude-sonnet-4
@@ -128,6 +148,9 @@ HARNESSES = [
             "empty file": "",
             "a comment, no line end": "# nothing yet",
             "a setting, no line end": 'other = "x"',
+            "the user's hooks last, no line end": '[[hooks]]\nname = "a"\ntype = "post_tool"\ncommand = "x"',
+            "CRLF": '# mine\r\n[[hooks]]\r\nname = "a"\r\ntype = "post_tool"\r\ncommand = "x"\r\n',
+            "odd spacing, inline tables, a hook's sub-table, tables after": VIBE_ODD,
             "realistic": VIBE,
         },
     ),
