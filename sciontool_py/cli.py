@@ -487,11 +487,13 @@ ProjectOpt = Annotated[
 ]
 UserOpt = Annotated[bool, typer.Option("--user", help="Wire the user's own settings instead of a project's.")]
 CommandOpt = Annotated[
-    str,
+    Optional[str],
     typer.Option(
         "--command",
         metavar="PREFIX",
-        help="What runs sciontool in the hooks, e.g. an absolute path.",
+        help="What runs sciontool in the hooks, e.g. an absolute path (default: `sciontool` when "
+        "PATH finds it, else this program's absolute path).",
+        show_default=False,
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
@@ -500,8 +502,12 @@ BackupOpt = Annotated[
 ]
 
 
-def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
+def _scope(
+    project: str | None, user: bool, command: str | None, force: bool = False, writes: bool = True
+) -> tuple[Scope, str]:
+    """The scope the command works in, and what to tell the user about the hooks' program."""
     from sciontool_py.harness.base import Scope
+    from sciontool_py.harness.program import hook_program
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
@@ -515,11 +521,12 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False, w
             gone = "the current folder no longer exists: pass --project DIR (absolute)"
             raise SciontoolError(gone) from None
     try:
-        command.encode("utf-8")
+        (command or "").encode("utf-8")
     except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
         bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
         raise SciontoolError(bad) from None
-    return Scope(None if user else (project or "."), command, force)
+    prefix, said = hook_program(command)
+    return Scope(None if user else (project or "."), prefix, force), said
 
 
 @harness_app.command("install", cls=_Command)
@@ -528,7 +535,7 @@ def harness_install(
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
-    command: CommandOpt = "sciontool",
+    command: CommandOpt = None,
     force: Annotated[
         bool,
         typer.Option("--force", help="Replace another program in Codex's notify (uninstall puts it back)."),
@@ -541,10 +548,12 @@ def harness_install(
     another --command replaces sciontool's hooks. Uninstall undoes exactly this.
     """
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).install(_scope(project, user, command, force))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    scope, said = _scope(project, user, command, force)
+    typer.echo(run(find_harness(name), scope, True, dry_run, backup), nl=False)
+    if said:
+        typer.echo(said)
 
 
 @harness_app.command("uninstall", cls=_Command)
@@ -553,26 +562,27 @@ def harness_uninstall(
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
-    command: CommandOpt = "sciontool",
+    command: CommandOpt = None,
     backup: BackupOpt = False,
 ) -> None:
     """Remove exactly what install added: sciontool's hooks (found by their command, whatever
     --command ran them), and the keys, file and folders install created; nothing else changes."""
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).uninstall(_scope(project, user, command))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    scope, _ = _scope(project, user, command)  # ours are found whatever program runs them
+    typer.echo(run(find_harness(name), scope, False, dry_run, backup), nl=False)
 
 
 @harness_app.command("show", cls=_Command)
 def harness_show(
-    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = "sciontool"
+    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = None
 ) -> None:
     """Print the hook configuration install would merge, and where; writes nothing."""
     from sciontool_py.harness import find_harness
 
-    typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
+    scope, _ = _scope(project, user, command, writes=False)
+    typer.echo(find_harness(name).show(scope), nl=False)
 
 
 @app.command(cls=_Command, short_help="Check the wiring, state folder, telemetry and hub.")

@@ -69,6 +69,10 @@ class Harness:
     name = ""
     dialect = ""
 
+    def target(self, scope: Scope) -> tuple[str, str]:
+        """(folder the file must stay inside, the file's path relative to it)."""
+        raise NotImplementedError
+
     def install(self, scope: Scope) -> list[Edit]:
         raise NotImplementedError
 
@@ -99,7 +103,6 @@ class SettingsHarness(Harness):
         return scope.hook_command(self.dialect)
 
     def target(self, scope: Scope) -> tuple[str, str]:
-        """(folder the file must stay inside, the file's path relative to it)."""
         if scope.project is None:
             return user_home(), self.user_file
         return scope.project, self.project_file
