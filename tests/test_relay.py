@@ -77,7 +77,12 @@ for line in sys.stdin:
 
 
 def resident_runs(agent: Agent) -> bool:
-    return bool(watchers(agent.home))
+    """The HOME's resident runs and listens (it binds its socket a moment after it starts)."""
+    sock = relay.connect(str(agent.home)) if watchers(agent.home) else None
+    if sock is None:
+        return False
+    sock.close()
+    return True
 
 
 def log_messages(agent: Agent) -> list[str]:
@@ -177,7 +182,7 @@ def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(agent: Ag
         assert eventually(lambda: resident_runs(agent))
         for pid in watchers(agent.home):
             os.kill(pid, signal.SIGKILL)  # started by this test's own hook
-        assert eventually(lambda: not resident_runs(agent))
+        assert eventually(lambda: not watchers(agent.home))
         assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
         assert info(agent.home)["activity"] == "thinking"
         assert eventually(lambda: resident_runs(agent))  # that hook started the next one
