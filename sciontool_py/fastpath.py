@@ -165,7 +165,7 @@ def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
             )
     from sciontool_py.telemetry import after_answer
 
-    after_answer(log, answer)  # once answered: the export happens where the harness does not wait
+    after_answer(log, answer.event)  # once answered: the export happens where the harness does not wait
     if answer.watch:
         from sciontool_py import harness_exit
 
@@ -249,13 +249,12 @@ def guarded(
     return 0
 
 
-ERROR_LIMIT = 4096  # bytes of an error message; values quoted in it may be huge
 ERROR_WAIT_SECONDS = 1.0  # for a stderr pipe that is full: the state is written by now
 
 
 def error_line(message: str) -> None:
     """One line on stderr, however many lines or control characters the message carries."""
-    from sciontool_py.console import cut, escape_controls, write_stderr
+    from sciontool_py.console import ERROR_LIMIT, cut, escape_controls, write_stderr
 
     write_stderr(escape_controls(" ".join(cut(message, ERROR_LIMIT).split("\n"))) + "\n", ERROR_WAIT_SECONDS)
 

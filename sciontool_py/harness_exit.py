@@ -173,7 +173,7 @@ def _say(log: AgentLog, agent: AgentState, outcome: Outcome, dialect: str, sessi
 def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told: bool) -> None:
     """Once the lock is released: the hub's last word (always, from the harness's parent) and the
     session's telemetry (when the end was said here)."""
-    from sciontool_py.hook import Answer, hub_configured
+    from sciontool_py.hook import hub_configured
 
     if (told or event is not None) and hub_configured():
         from sciontool_py.handlers.hub_update import report_end
@@ -182,7 +182,7 @@ def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told:
     if event is not None:
         from sciontool_py.telemetry import after_answer
 
-        after_answer(log, Answer(event))
+        after_answer(log, event)
 
 
 def run_agents(home: str, run: list[int]) -> list[str]:
@@ -272,7 +272,7 @@ def end_sessions(
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.agent_end import REASON
     from sciontool_py.handlers.truth import Truth
-    from sciontool_py.hook import Answer, apply_event, log_failures
+    from sciontool_py.hook import apply_event, log_failures
     from sciontool_py.telemetry import after_answer
 
     spec = resolve(dialect, dialect_file)
@@ -293,4 +293,4 @@ def end_sessions(
         )
         log_failures(log, applied.failures)
         if not truth.ignored:
-            after_answer(log, Answer(event))
+            after_answer(log, event)

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py.console import cut
+from sciontool_py.console import ERROR_LIMIT, cut
 from sciontool_py.errors import SciontoolError
-from sciontool_py.fastpath import ERROR_LIMIT
 from sciontool_py.fs import home_dir
 from sciontool_py.log.writer import AgentLog
 
@@ -133,7 +132,7 @@ def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: Agen
         return
     from sciontool_py.telemetry import after_answer
 
-    after_answer(log, answer)  # as the hook does once it has answered; never raises
+    after_answer(log, answer.event)  # as the hook does once it has answered; never raises
     if answer.watch:
         from sciontool_py import harness_exit
 
