@@ -269,6 +269,7 @@ def end_sessions(
     """Inside Scion: a session-end through the dialect's rules for each session HARNESS held,
     unless it ended another way or a resumed process took it up (checked under the lock)."""
     from sciontool_py.dialect.discover import resolve
+    from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.agent_end import REASON
     from sciontool_py.handlers.truth import Truth
@@ -282,13 +283,13 @@ def end_sessions(
             data["session_id"] = session
         event = CanonicalEvent("session-end", RAW_NAME, spec.name, data, {})
         options = spec.options
-        truth = Truth.of(options) or Truth({})
+        truth = Truth.of(options) or Truth(DialectOptions())
         truth.watcher = list(harness)
         applied = apply_event(
             log,
             event,
-            options.get("input_tools") or [],  # type: ignore[arg-type]
-            options.get("resumes_after_wait") or (),  # type: ignore[arg-type]
+            options.input_tools,
+            options.resumes_after_wait,
             truth,
         )
         log_failures(log, applied.failures)

@@ -45,7 +45,7 @@ def hub_configured() -> bool:
 def apply_event(
     log: AgentLog,
     event: CanonicalEvent,
-    input_tools: list[str],
+    input_tools: list[str] | tuple[str, ...],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
     truth: Truth | None = None,
     origin: int = 0,
@@ -124,7 +124,7 @@ def _apply_truth(
     truth: Truth,
     agent: AgentState,
     event: CanonicalEvent,
-    input_tools: list[str],
+    input_tools: list[str] | tuple[str, ...],
     resumes_after_wait: list[str] | tuple[str, ...],
 ) -> tuple[bool, str]:
     """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
@@ -177,8 +177,8 @@ def receive(
     state file that cannot be written is in the Answer.
     """
     event = normalize(spec, payload, fallback_name=event_name)
-    input_tools = spec.options.get("input_tools") or []
-    resumes = spec.options.get("resumes_after_wait") or ()
+    input_tools = spec.options.input_tools
+    resumes = spec.options.resumes_after_wait
     truth = None
     if spec.options:
         from sciontool_py.handlers.truth import Truth
@@ -186,7 +186,7 @@ def receive(
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    applied = apply_event(log, event, input_tools, resumes, truth, origin)  # type: ignore[arg-type]
+    applied = apply_event(log, event, input_tools, resumes, truth, origin)
     failure = log_failures(log, applied.failures)
     response = ""
     if event.raw_name in spec.responses:
