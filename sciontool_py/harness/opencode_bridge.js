@@ -93,7 +93,8 @@ function pump() {
 
 // The hook logs an event its dialect does not map as `Event: NAME`: the count goes in the name.
 function note() {
-  const line = JSON.stringify({ hook_event_name: `sciontool-bridge dropped ${dropped} envelopes (queue full)` });
+  const what = dropped === 1 ? "envelope" : "envelopes";
+  const line = JSON.stringify({ hook_event_name: `sciontool-bridge dropped ${dropped} ${what} (queue full)` });
   dropped = 0;
   return line;
 }

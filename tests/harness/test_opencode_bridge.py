@@ -92,12 +92,20 @@ class Hooks:
         """The counts in the bridge's notes of what it dropped."""
         names = [str(envelope["hook_event_name"]) for _, envelope in stopped]
         return [
-            int(n) for n in re.findall(r"^sciontool-bridge dropped (\d+) envelopes", "\n".join(names), re.M)
+            int(n)
+            for n in re.findall(
+                r"^sciontool-bridge dropped (\d+) envelopes? \(queue full\)$", "\n".join(names), re.M
+            )
         ]
 
     def logged_drops(self) -> list[int]:
         text = (self.home / "agent.log").read_text() if (self.home / "agent.log").exists() else ""
-        return [int(n) for n in re.findall(r"Event: sciontool-bridge dropped (\d+) envelopes", text)]
+        return [
+            int(n)
+            for n in re.findall(
+                r"Event: sciontool-bridge dropped (\d+) envelopes? \(queue full\)$", text, re.M
+            )
+        ]
 
 
 def _bus(kind: str, session: str, **props: object) -> dict[str, object]:
