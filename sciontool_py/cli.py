@@ -387,7 +387,7 @@ def dialect_test(
     else the dialect named like the folder. With --update, each fixture that
     differs is rewritten (its envelope untouched) and the changes are shown.
     """
-    from sciontool_py.contract import (
+    from sciontool_py.authoring.contract import (
         DialectChooser,
         check_fixture,
         failure_report,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from sciontool_py.contract import (
+from sciontool_py.authoring.contract import (
     DialectChooser,
     FixtureError,
     check_fixture,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from sciontool_py.contract import fixture_files
+from sciontool_py.authoring.contract import fixture_files
 from sciontool_py.dialect.discover import find_dialect
 from sciontool_py.dialect.load import load_dialect
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from sciontool_py.contract import fixture_files, load_fixture
+from sciontool_py.authoring.contract import fixture_files, load_fixture
 from sciontool_py.dialect.load import MAX_DIALECT_BYTES, read_dialect_text
 from sciontool_py.dialect.spec import DialectSpec
 from sciontool_py.dialect.validate import Marks, Problem, check_text_marked

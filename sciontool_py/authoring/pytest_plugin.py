@@ -16,7 +16,7 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
-    from sciontool_py.contract import DialectChooser
+    from sciontool_py.authoring.contract import DialectChooser
 
 _DIRS = pytest.StashKey[list[Path]]()
 _CHOOSER = pytest.StashKey["DialectChooser"]()
@@ -64,7 +64,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     dirs = parent.config.stash.get(_DIRS, [])
     if not dirs or not any(d == file_path.parent or d in file_path.parents for d in dirs):
         return None
-    from sciontool_py.contract import is_fixture_name
+    from sciontool_py.authoring.contract import is_fixture_name
 
     if not is_fixture_name(file_path.name):
         return None
@@ -73,7 +73,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def _chooser(config: pytest.Config) -> DialectChooser:
     """The dialect rule for this run; a bad forced dialect is a usage error."""
-    from sciontool_py.contract import DialectChooser
+    from sciontool_py.authoring.contract import DialectChooser
     from sciontool_py.errors import SciontoolError
 
     dialect = config.getoption("sciontool_dialect") or config.getini("sciontool_dialect") or None
@@ -102,7 +102,7 @@ class FixtureFile(pytest.File):
 
 class FixtureItem(pytest.Item):
     def runtest(self) -> None:
-        from sciontool_py.contract import check_fixture
+        from sciontool_py.authoring.contract import check_fixture
         from sciontool_py.errors import FixtureMismatch
 
         problems = check_fixture(self.config.stash[_CHOOSER], str(self.path))
