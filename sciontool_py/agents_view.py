@@ -67,6 +67,8 @@ class Row:
             value["parent"] = record.parent
         if record.exit_code is not None:
             value["exitCode"] = record.exit_code
+        if record.tokens:
+            value["tokens"] = record.tokens  # Scion's contract: input without cache reads and writes
         detail = record.info.get("detail")
         if isinstance(detail, dict) and isinstance(detail.get("message"), str):
             value["detail"] = detail["message"]
@@ -133,6 +135,26 @@ def short_path(path: str) -> str:
     return path
 
 
+def tokens(counts: dict[str, object]) -> str:
+    """'12k/830': the tokens in (with cache reads and writes) and out, '-' before any."""
+
+    def number(name: str) -> int:
+        value = counts.get(name)
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+    taken = number("input") + number("cache_read") + number("cache_write")
+    if not taken and not number("output"):
+        return "-"
+    return f"{short(taken)}/{short(number('output'))}"
+
+
+def short(n: int) -> str:
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}".rstrip("0").rstrip(".") + unit
+    return str(n)
+
+
 def fit(text: str, width: int, tail: bool = False) -> str:
     """TEXT on one line of at most WIDTH characters, cut with an ellipsis (at its start: tail)."""
     text = " ".join(text.split())
@@ -147,17 +169,20 @@ def table(found: Sequence[Row], width: int, now: float) -> list[str]:
     """The rows as lines of at most WIDTH characters: agent, state, since, project, last message."""
     if not found:
         return ["No agents in this HOME yet (agents appear with their first hook)."]
-    name_w = min(16, max(5, *(len(r.title) for r in found)))
-    state_w = min(22, max(5, *(len(r.state) for r in found)))
-    project_w = 18
-    head = f"{'AGENT':<{name_w}}  {'STATE':<{state_w}}  {'SINCE':>5}  {'PROJECT':<{project_w}}  MESSAGE"
+    name_w = min(14, max(5, *(len(r.title) for r in found)))
+    state_w = min(18, max(5, *(len(r.state) for r in found)))
+    project_w = 14
+    head = (
+        f"{'AGENT':<{name_w}}  {'STATE':<{state_w}}  {'SINCE':>5}  {'PROJECT':<{project_w}}  "
+        f"{'TOKENS':>9}  MESSAGE"
+    )
     lines = [head[:width]]
     for row in found:
         record = row.record
         project = fit(short_path(record.project), project_w, tail=True)
         line = (
             f"{fit(row.title, name_w):<{name_w}}  {fit(row.state, state_w):<{state_w}}  "
-            f"{ago(record.since, now):>5}  {project:<{project_w}}  "
+            f"{ago(record.since, now):>5}  {project:<{project_w}}  {tokens(record.tokens):>9}  "
         )
         lines.append(line + fit(record.message, max(0, width - len(line))))
     return lines

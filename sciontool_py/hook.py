@@ -21,6 +21,7 @@ from sciontool_py.handlers.prompt_file import save_first_prompt
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.truth import Truth
@@ -49,6 +50,7 @@ def apply_event(
     resumes_after_wait: list[str] | tuple[str, ...] = (),
     truth: Truth | None = None,
     origin: int = 0,
+    options: DialectOptions | None = None,
 ) -> Applied:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
@@ -56,9 +58,9 @@ def apply_event(
     The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
     HOME, outside it the agent's own record; origin: the process where the search for the
     harness starts (0: this process's parent; agentino passes its own pid, the resident helper
-    its client's parent). As in Scion, one handler failing does not stop the others: a
-    status file that cannot be written must not also cost the agent.log line, the limit count or
-    the hub report.
+    its client's parent); options: the dialect's (where its usage is read, outside Scion). As
+    in Scion, one handler failing does not stop the others: a status file that cannot be
+    written must not also cost the agent.log line, the limit count or the hub report.
     """
     home = log.home
     limits = configured_limits()
@@ -67,9 +69,19 @@ def apply_event(
     with StateLock(home) as lock:
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
-        keeps_state = truth is not None and truth.keeps_state
+        counting = options is not None and event.name in _USAGE_EVENTS and _counts_usage()
+        reads = counting and options is not None and bool(options.usage_transcript)
+        keeps_state = (truth is not None and truth.keeps_state) or reads
         agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, origin)
         info = agent.info
+        if counting and options is not None:
+            from sciontool_py.handlers import usage
+
+            # The agent's record keeps its tokens; in a Scion HOME, agent-sessions.json keeps
+            # where the transcript was read to.
+            holder = agent.record if agent.record is not None else agent.state if reads else None
+            usage.count(holder, event, options)
+            agent.state.dirty = agent.state.dirty or holder is agent.state
         ignored = ""
         if truth is None:
             changed = agent_info.apply_event(info, event, input_tools, resumes_after_wait)
@@ -118,6 +130,18 @@ class Applied:
         harness process names, inside only a claim of watch_harness_exit."""
         record = self.agent.record
         return record is not None and record.process is not None
+
+
+# The events usage is counted at (handlers/usage.py): a model call's end says its counts, a
+# turn's end reads the transcript on. The others, most of a session, never import it.
+_USAGE_EVENTS = frozenset(("model-end", "agent-end", "subagent-end", "session-end", "response-complete"))
+
+
+def _counts_usage() -> bool:
+    """Whether this hook counts usage (handlers/usage.py): no deriver of Scion's counts it."""
+    from sciontool_py.handlers.usage import wanted
+
+    return wanted(os.environ)
 
 
 def _apply_truth(
@@ -186,7 +210,7 @@ def receive(
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    applied = apply_event(log, event, input_tools, resumes, truth, origin)
+    applied = apply_event(log, event, input_tools, resumes, truth, origin, spec.options)
     failure = log_failures(log, applied.failures)
     response = ""
     if event.raw_name in spec.responses:

@@ -80,6 +80,8 @@ class Record:
         "exit_code",
         "info",
         "state",
+        "tokens",
+        "usage",
     )
 
     def __init__(self, key: str) -> None:
@@ -98,6 +100,8 @@ class Record:
         self.exit_code: int | None = None
         self.info: dict[str, object] = {}
         self.state: dict[str, object] = {}
+        self.tokens: dict[str, object] = {}  # Scion's token types (and model calls) counted so far
+        self.usage: dict[str, object] = {}  # where the transcript was read to (handlers/usage.py)
 
     @property
     def process(self) -> list[int] | None:
@@ -115,7 +119,13 @@ class Record:
             "turn": self.turn,
             "info": self.info,
         }
-        for key, item in (("name", self.name), ("parent", self.parent), ("state", self.state)):
+        for key, item in (
+            ("name", self.name),
+            ("parent", self.parent),
+            ("state", self.state),
+            ("tokens", self.tokens),
+            ("usage", self.usage),
+        ):
             if item:
                 value[key] = item
         if self.run is not None:
@@ -161,9 +171,10 @@ def _parse(key: str, data: bytes) -> Record:
     if code is not None:
         record.exit_code = int(_number(code))
     info, state = value.get("info", {}), value.get("state", {})
-    if not isinstance(info, dict) or not isinstance(state, dict):
+    tokens, usage = value.get("tokens", {}), value.get("usage", {})
+    if not all(isinstance(v, dict) for v in (info, state, tokens, usage)):
         raise ValueError
-    record.info, record.state = info, state
+    record.info, record.state, record.tokens, record.usage = info, state, tokens, usage
     return record
 
 

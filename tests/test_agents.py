@@ -111,7 +111,7 @@ def test_the_list_says_in_plain_words_what_each_agent_does_at_80_columns(
     done = agent.run("agents", COLUMNS="80")
     assert done.returncode == 0
     lines = done.stdout.decode().splitlines()
-    assert lines[0].split() == ["AGENT", "STATE", "SINCE", "PROJECT", "MESSAGE"]
+    assert lines[0].split() == ["AGENT", "STATE", "SINCE", "PROJECT", "TOKENS", "MESSAGE"]
     assert all(len(line) <= 80 for line in lines), lines
     states = {line.split()[1] for line in lines[1:]}
     assert states == {"Thinking", "Ready"}  # Scion's thinking and working, as a person reads them

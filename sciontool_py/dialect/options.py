@@ -31,10 +31,12 @@ _FLAGS = (
     "thinking_from_model_start",
     "watch_harness_exit",
     "queued_prompts",
+    "usage_input_has_cache",
 )
-_TEXTS = ("stamp_field", "stream_end_field")
+_TEXTS = ("stamp_field", "stream_end_field", "usage_transcript")
 # The options of Scion's own rules; any other set one turns on the rules beyond them.
 _SCION = frozenset(("input_tools", "resumes_after_wait", "assistant_blocks", "transcript_assistant_text"))
+_USAGE = frozenset(("usage_transcript", "usage_input_has_cache"))  # read by handlers/usage.py
 
 
 class DialectOptions:
@@ -57,8 +59,10 @@ class DialectOptions:
     thinking_from_model_start: bool
     watch_harness_exit: bool
     queued_prompts: bool
+    usage_input_has_cache: bool
     stamp_field: str
     stream_end_field: str
+    usage_transcript: str
     call_id_fields: tuple[str, ...] | None  # None: calls are not tracked; () tracks them by input
 
     def __init__(self, given: dict[str, object] | None = None) -> None:
@@ -80,7 +84,7 @@ class DialectOptions:
     @property
     def beyond_scion(self) -> bool:
         """Whether any option of the rules beyond Scion's is set (handlers/truth.py)."""
-        return any(name not in _SCION for name in self.given)
+        return any(name not in _SCION and name not in _USAGE for name in self.given)
 
 
 def _strings(value: object) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import yaml
 
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.dialect.yaml12 import BINARY_TAG, NULL_TAG, Timestamp, Yaml12Loader
+from sciontool_py.handlers.usage import FORMS
 from sciontool_py.vocabulary import ACTIVITY_FOR_EVENT, EVENTS, FIELD_KINDS
 
 # Problems reported before checking stops: a hostile file can hold tens of thousands,
@@ -76,6 +77,10 @@ OPTION_KINDS = {
     "stream_end_field": str,
     # A prompt-submit while a tool call is open is queued by the harness: it starts nothing yet.
     "queued_prompts": bool,
+    # Where the harness records its token usage: its transcript, in this form (handlers/usage.py).
+    "usage_transcript": str,
+    # The harness's input count holds its cache reads and writes (Scion's contract excludes them).
+    "usage_input_has_cache": bool,
 }
 # Options that name raw events, each of which must be in 'mappings'.
 _EVENT_OPTIONS = (
@@ -418,6 +423,9 @@ class _Checker:
                 self.problem(value_node, f"options.{key}: {value!r} is not a path (.a.b.c)")
                 continue
             if key == "call_id_fields" and not self.paths(key, value_node, value):  # type: ignore[arg-type]
+                continue
+            if key == "usage_transcript" and value not in FORMS:
+                self.problem(value_node, f"options.{key}: must be one of {', '.join(sorted(FORMS))}")
                 continue
             out[key] = value
         return out

@@ -41,7 +41,7 @@ class Call:
 
 
 class SessionState:
-    __slots__ = ("session", "open", "ended", "stamps", "watched", "dirty")
+    __slots__ = ("session", "open", "ended", "stamps", "watched", "tokens", "usage", "dirty")
 
     def __init__(self) -> None:
         self.session = ""  # the session the latest session-start named: this agent's
@@ -49,6 +49,9 @@ class SessionState:
         self.ended: list[str] = []  # oldest first
         self.stamps: dict[str, float] = {}  # session id -> the harness's newest event time seen
         self.watched: dict[str, list[int]] = {}  # session id -> [pid, start time] of its harness
+        # Token usage counted from the transcript, and where it was read to (handlers/usage.py).
+        self.tokens: dict[str, object] = {}
+        self.usage: dict[str, object] = {}
         self.dirty = False
 
     def stamp(self, session: str, value: float) -> float:
@@ -134,6 +137,8 @@ class SessionState:
             "ended": self.ended,
             **({"stamps": self.stamps} if self.stamps else {}),
             **({"watched": self.watched} if self.watched else {}),
+            **({"tokens": self.tokens} if self.tokens else {}),
+            **({"usage": self.usage} if self.usage else {}),
         }
 
     def to_json(self) -> str:
@@ -186,6 +191,10 @@ def from_value(value: object) -> SessionState:
         if not isinstance(harness, list) or len(harness) != 2:
             raise ValueError
         state.watched[_text(session)] = [_count(n) for n in harness]
+    tokens, usage = value.get("tokens", {}), value.get("usage", {})
+    if not isinstance(tokens, dict) or not isinstance(usage, dict):
+        raise ValueError
+    state.tokens, state.usage = tokens, usage
     for session, calls in opened.items():
         if not isinstance(calls, list) or not calls:
             raise ValueError

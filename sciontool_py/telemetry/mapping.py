@@ -203,12 +203,7 @@ def _points(
         model = model_label(_text(data, "model"), env)
         if usage_from_hooks(env):
             out.points.append(PointOut("gen_ai.api.calls", 1, {**common, "model": model, "status": status}))
-            harness = {"harness": env["SCION_HARNESS"]} if env.get("SCION_HARNESS") else {}
-            for token_type, field in _TOKEN_TYPES:
-                count = _int(data.get(field))
-                if count > 0:
-                    labels = {**harness, "model": model, "token_type": token_type}
-                    out.points.append(PointOut("scion.usage.tokens", count, labels))
+            _tokens(data, env, model, out)
         if duration_ms is not None:
             out.points.append(
                 PointOut(
@@ -218,6 +213,23 @@ def _points(
     elif name == "session-end":
         session_status = "error" if _text(data, "error") else "completed"
         out.points.append(PointOut("agent.session.count", 1, {**common, "status": session_status}))
+    if name != "model-end" and _int(data.get("api_calls")) and usage_from_hooks(env):
+        # The model calls a turn's transcript told of (handlers/usage.py), with their tokens.
+        model = model_label(_text(data, "model"), env)
+        calls = _int(data.get("api_calls"))
+        out.points.append(
+            PointOut("gen_ai.api.calls", calls, {**common, "model": model, "status": "success"})
+        )
+        _tokens(data, env, model, out)
+
+
+def _tokens(data: Mapping[str, object], env: Mapping[str, str], model: str, out: Translation) -> None:
+    harness = {"harness": env["SCION_HARNESS"]} if env.get("SCION_HARNESS") else {}
+    for token_type, field in _TOKEN_TYPES:
+        count = _int(data.get(field))
+        if count > 0:
+            labels = {**harness, "model": model, "token_type": token_type}
+            out.points.append(PointOut("scion.usage.tokens", count, labels))
 
 
 def _key(start_event: str, data: Mapping[str, object]) -> str:

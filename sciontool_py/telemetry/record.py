@@ -50,7 +50,7 @@ def make(event: CanonicalEvent, time_ns: int, env: Mapping[str, str], policy: Po
         text = event.text(field)
         if text:
             data[field] = cut(policy.value(field, text), VALUE_LIMIT)
-    for field in TOKEN_FIELDS:
+    for field in (*TOKEN_FIELDS, "api_calls"):  # api_calls: the model calls a transcript told
         count = event.data.get(field)
         if type(count) is int and count > 0:
             data[field] = count

@@ -151,6 +151,15 @@ def _apply(log: AgentLog, state: dict[str, object], event: CanonicalEvent, env: 
     name = event.name
     if name in _SESSION_EVENTS:
         _observe(agg, session_id)
+    if (
+        name != "model-end"
+        and _int(event.data.get("api_calls"))
+        and env.get("SCION_USAGE_SOURCE", "") != "native"
+    ):
+        # The model calls a turn's transcript told of (handlers/usage.py), with their tokens.
+        agg["api_call_count"] = _int(agg["api_call_count"]) + _int(event.data.get("api_calls"))
+        for key, field in _MODEL_TOKENS:
+            agg[key] = _int(agg[key]) + _int(event.data.get(field))
     if name == "session-start":
         _start(agg, session_id)
     elif name == "tool-end":

@@ -279,8 +279,14 @@ def sha256_hex(text: str) -> str:
 
 
 def usage_from_hooks(env: Mapping[str, str]) -> bool:
-    """The usage gate: gen_ai.api.calls and scion.usage.tokens only with SCION_USAGE_SOURCE=hooks."""
-    return env.get("SCION_USAGE_SOURCE", "") == "hooks"
+    """The usage gate: gen_ai.api.calls and scion.usage.tokens with SCION_USAGE_SOURCE=hooks, and by
+    default outside Scion (no deriver of Scion's there to count the harness's own telemetry);
+    SCION_USAGE_SOURCE=native leaves usage to that deriver. Inside a Scion agent (its id set,
+    its receiver named) Scion's gate alone."""
+    source = env.get("SCION_USAGE_SOURCE", "")
+    if source or env.get("SCION_AGENT_ID") or inside_scion(env):
+        return source == "hooks"
+    return True
 
 
 def cut_label(text: str, limit: int = MODEL_LIMIT) -> str:
