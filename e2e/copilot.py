@@ -8,6 +8,7 @@ Its hooks file names each event on the command line; the payload comes on stdin.
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
@@ -69,6 +70,11 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    # A V8 fatal error (the heap exhausted) aborts: no sessionEnd (SIGINT, SIGTERM, SIGHUP and
+    # SIGQUIT fire it).
+    quit_signal=signal.SIGABRT,
+    session_end="sessionEnd",
     name="copilot",
     package="@github/copilot",
     version="1.0.102",

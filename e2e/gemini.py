@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
@@ -63,6 +64,8 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    quit_signal=signal.SIGQUIT,  # Ctrl-\\: no SessionEnd (SIGINT, SIGTERM and SIGHUP fire it)
     name="gemini",
     package="@google/gemini-cli",
     version="0.61.0",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
@@ -62,6 +63,9 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    quit_signal=signal.SIGTERM,  # opencode fires nothing; its bridge's exit watch sends the disposal
+    session_end="server.instance.disposed",
     name="opencode",
     package="opencode-ai",
     version="1.18.33",

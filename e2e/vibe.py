@@ -62,5 +62,6 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     python=(3, 12),
+    session_end="",  # Vibe fires none
     silent_model="Mistral Vibe fires no hook around a model request, nor on a prompt",
 )
