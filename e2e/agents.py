@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import truth
+from fake_model import Flight
 from session import MAIN, Agent, Session
 
 
@@ -79,13 +80,15 @@ def fill(session: Session, silent: str, model_hooks: tuple[str, ...], session_en
         if agent.inside in marks:  # a child harness lives as long as the tool that runs it
             t.alive.append(marks[agent.inside])
             agent.headless_runs.append(0)
-        t.flights += [(f.start, f.end or ended) for f in session.model.flights if f.agent == agent.name]
+        flights = [f for f in session.model.flights if f.agent == agent.name]
+        t.flights += [(f.start, f.end or ended) for f in flights]
         t.tools += [span for ident, span in marks.items() if called.get(ident, MAIN) == agent.name]
         t.release()
         mine = [c for c in calls if c["agent"] == agent.name]
         _startup(agent, mine, session.began)
         if silent:
             _silent_models(t, mine, silent, model_hooks)
+            _silent_failures(t, [f for f in flights if f.main], mine, silent)
         _finishing(agent)
         _ends(agent, mine, session_end)
 
@@ -131,6 +134,18 @@ def _silent_models(t: truth.Truth, calls: list[dict[str, Any]], why: str, hooks:
         )
         if not any(since <= t0 <= began for t0 in said):
             t.windows.append((began, ended, why))
+
+
+def _silent_failures(t: truth.Truth, main: list[Flight], calls: list[dict[str, Any]], why: str) -> None:
+    """A failed request no hook reports, until the harness tries again or exits (Droid retries
+    for minutes, Vibe gives up): nothing says the wait, excluded from the failure on."""
+    for n, failed in enumerate(main):
+        if not failed.failed or failed.end is None:
+            continue
+        exits = [b for a, b in t.alive if a <= failed.start <= b]
+        after = min([f.start for f in main[n + 1 :]] + exits, default=failed.end)
+        if not any(failed.start <= c["t0"] <= after for c in calls):
+            t.windows.append((failed.end, after, f"{why}; after a failed request, nothing"))
 
 
 def _finishing(agent: Agent) -> None:

@@ -20,7 +20,8 @@ EXPECTED = [
         {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"},
     ),
     ("preToolUse", {"activity": "executing", "toolName": "bash", LOG: "[executing] Running tool: bash"}),
-    ("postToolUse", {"activity": "working", LOG: "[working] Tool bash completed"}),
+    # The tool's result goes to the model: thinking (the dialect's model_call_events).
+    ("postToolUse", {"activity": "thinking", LOG: "[working] Tool bash completed"}),
     ("agentStop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("sessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: complete)"}),
 ]
@@ -84,6 +85,7 @@ HARNESS = Harness(
     tui=TUI,
     extra=(),
     extra_prefix=None,
-    model_hooks=("userPromptSubmitted",),
-    silent_model="Copilot CLI fires no hook around a model request (only a prompt says thinking)",
+    # No model hook: a prompt, and a tool's end (the model is called with its result), say thinking.
+    model_hooks=("userPromptSubmitted", "postToolUse"),
+    silent_model="Copilot CLI says nothing before this model request (a retry: no prompt, no tool's end)",
 )

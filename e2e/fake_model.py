@@ -63,6 +63,10 @@ class Reply:
     ask: bool = False  # the harness's question tool (Claude AskUserQuestion, opencode question ...)
     delay: float = 0.0  # seconds before the answer (0: the script's latency)
     escalate: bool = False  # Codex: the calls ask to run outside the sandbox (so the user approves)
+    # Gemini: the text streamed in this many chunks, GAP seconds apart (only the last one
+    # carries finishReason, as Gemini's API sends it).
+    chunks: int = 1
+    gap: float = 0.0
 
 
 @dataclass
@@ -73,6 +77,7 @@ class Flight:
     path: str
     tools: tuple[str, ...]  # the tool names the request offered
     agent: str = ""  # the name of the agent whose script answered it ('' for the unnamed one)
+    failed: bool = False  # answered with an HTTP error status
 
 
 @dataclass
@@ -178,6 +183,24 @@ def _gemini_main(body: Json) -> bool:
         and structured is None
         and config.get("responseMimeType") != "application/json"
     )
+
+
+def _gemini_chunks(body: Json, reply: Reply | None, script: Script) -> list[Json]:
+    """The answer as Gemini streams it: a text reply in `reply.chunks` pieces, the last one
+    finishing the response (finishReason, usage); anything else in one chunk."""
+    whole = _gemini(body, reply, script)
+    if reply is None or reply.chunks <= 1 or reply.calls or reply.ask:
+        return [whole]
+    words = reply.text.split(" ")
+    n = min(reply.chunks, len(words))
+    pieces = [" ".join(words[len(words) * i // n : len(words) * (i + 1) // n]) for i in range(n)]
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": p + " "}]}, "index": 0}]}
+        for p in pieces[:-1]
+    ]
+    last = json.loads(json.dumps(whole))
+    last["candidates"][0]["content"]["parts"] = [{"text": pieces[-1]}]
+    return [*chunks, last]
 
 
 def _gemini(body: Json, reply: Reply | None, script: Script) -> Json:
@@ -456,6 +479,20 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json({"error": {"message": "not found"}}, 404)
 
+    def _stream(self, chunks: list[bytes], gap: float) -> None:
+        """An event stream written as it goes (chunked), GAP seconds between CHUNKS."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for n, chunk in enumerate(chunks):
+            if n:
+                time.sleep(gap)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
@@ -497,6 +534,7 @@ class _Handler(BaseHTTPRequestHandler):
             if reply is not None:
                 time.sleep(reply.delay or script.latency)
             if reply is not None and reply.error:
+                flight.failed = True
                 message = {"type": "error", "error": {"type": "api_error", "message": "fake internal error"}}
                 if wire == "gemini":
                     message = {
@@ -506,8 +544,11 @@ class _Handler(BaseHTTPRequestHandler):
             elif wire == "anthropic":
                 self._reply(200, _anthropic(body, reply, script), "text/event-stream")
             elif wire == "gemini" and ":streamGenerateContent" in path:
-                data = b"data: " + json.dumps(_gemini(body, reply, script)).encode() + b"\r\n\r\n"
-                self._reply(200, data, "text/event-stream")
+                chunks = [
+                    b"data: " + json.dumps(c).encode() + b"\r\n\r\n"
+                    for c in _gemini_chunks(body, reply, script)
+                ]
+                self._stream(chunks, reply.gap if reply is not None else 0.0)
             elif wire == "gemini":
                 self._json(_gemini(body, reply, script))
             elif wire == "responses":

@@ -65,6 +65,7 @@ TUI = Tui(
 
 HARNESS = Harness(
     lifecycle=True,
+    chunk_event="AfterModel",
     quit_signal=signal.SIGQUIT,  # Ctrl-\\: no SessionEnd (SIGINT, SIGTERM and SIGHUP fire it)
     name="gemini",
     package="@google/gemini-cli",

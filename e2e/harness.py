@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents import raw_name
 from fake_model import FINAL, Call, Reply
 from session import RETRY, Run, Session, Tmux
 
@@ -55,8 +56,8 @@ class Harness:
     extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
     # Where the harness fires no hook before a model request: the raw events that do announce
-    # one (a prompt), and why the others go unsaid. A request no such call announced
-    # (agents.py) is a silent window (docs/harnesses.md, "Where the harness says nothing").
+    # one (a prompt, a tool's end), and why the others go unsaid. A request no such call
+    # announced (agents.py) is a silent window (docs/harnesses.md, "Where the harness says nothing").
     model_hooks: tuple[str, ...] = ()
     silent_model: str = ""
     # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
@@ -69,6 +70,9 @@ class Harness:
     # its end hook where one does (exit-unsaid).
     lifecycle: bool = False
     quit_signal: int = signal.SIGTERM
+    # The raw event the harness fires per streamed chunk of an answer (Gemini CLI's AfterModel):
+    # the streamed-answer scenario, a slow answer in many chunks, must read thinking to its last.
+    chunk_event: str = ""
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""
@@ -113,7 +117,22 @@ def headless_scenarios(harness: Harness) -> list[Scenario]:
             (Reply(calls=(Call("r1", 0.5),)), Reply(), Reply(calls=(Call("r2", 1.0),))),
             _resume,
         ),
+        *([Scenario("streamed-answer", STREAMED, _streamed)] if harness.chunk_event else []),
     ]
+
+
+# A slow answer streamed in eight chunks a second apart, after a tool.
+STREAMED = (
+    Reply(calls=(Call("g1", 0.5),)),
+    Reply(text=" ".join(f"word{n}" for n in range(16)) + " " + FINAL, chunks=8, gap=1.0),
+)
+
+
+def _streamed(session: Session, harness: Harness) -> None:
+    session.headless(harness.headless("answer slowly", False))
+    fired = sum(raw_name(r) == harness.chunk_event for r in session.run.records())
+    if fired < 5:  # one for the tool call's answer, and most of the eight chunks
+        session.failures.append(f"{harness.chunk_event} fired {fired} times: the answer was not streamed")
 
 
 @dataclass(frozen=True)
@@ -138,6 +157,9 @@ class Tui:
     exit: str = "/exit"
     # Windows where the harness fires no hook, by scenario: from the human's key to the next hook.
     silent: dict[str, str] = field(default_factory=dict)
+    # A prompt typed while a tool runs is queued until the turn lets it (opencode): the
+    # queued-prompt scenario, where the agent must read executing until the tool ends.
+    queues: bool = False
 
 
 HUMAN_PAUSE = 1.5  # seconds the scripted human takes to answer
@@ -244,7 +266,18 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
         screen.submit(tui.compact, lambda: compacted in screen.screen())
         _close(screen, tui)
 
+    def queued(session: Session, harness: Harness) -> None:
+        screen = open_tui(session, tui.trusted, tui, "run a tool, then I type more")
+        session.tool_pid("q1")
+        time.sleep(HUMAN_PAUSE)
+        screen.type("and one more thing")  # queued: the tool still runs
+        screen.wait_for(FINAL)  # opencode 1.18.33 sends it with the tool's result, in the same turn
+        _close(screen, tui)
+
     out = []
+    if tui.queues:
+        replies = (Reply(calls=(Call("q1", 12.0),)), Reply())
+        out.append(Scenario("queued-prompt", replies, queued))
     if tui.approval is not None:
         granted = (Reply(calls=(Call("a1", 1.0),), escalate=True),)
         out.append(Scenario("approval-granted", granted, approval("approval-granted", tui.approve)))

@@ -60,6 +60,7 @@ TUI = Tui(
     question="Which color",
     interrupt=("Escape", "Escape"),  # the first Esc only arms it
     interrupted="· interrupted",  # 1.18.33: "Build · fake-model · interrupted" under the turn
+    queues=True,
 )
 
 HARNESS = Harness(
