@@ -88,7 +88,7 @@ def fill(session: Session, silent: str, model_hooks: tuple[str, ...], session_en
         _startup(agent, mine, session.began)
         if silent:
             _silent_models(t, mine, silent, model_hooks)
-            _silent_failures(t, [f for f in flights if f.main], mine, silent)
+        _silent_failures(t, [f for f in flights if f.main], mine)
         _finishing(agent)
         _ends(agent, mine, session_end)
 
@@ -136,16 +136,19 @@ def _silent_models(t: truth.Truth, calls: list[dict[str, Any]], why: str, hooks:
             t.windows.append((began, ended, why))
 
 
-def _silent_failures(t: truth.Truth, main: list[Flight], calls: list[dict[str, Any]], why: str) -> None:
+def _silent_failures(t: truth.Truth, main: list[Flight], calls: list[dict[str, Any]]) -> None:
     """A failed request no hook reports, until the harness tries again or exits (Droid retries
-    for minutes, Vibe gives up): nothing says the wait, excluded from the failure on."""
+    for minutes; Qwen Code and Vibe give up and exit): nothing says the wait, excluded from the
+    failure on."""
     for n, failed in enumerate(main):
         if not failed.failed or failed.end is None:
             continue
         exits = [b for a, b in t.alive if a <= failed.start <= b]
         after = min([f.start for f in main[n + 1 :]] + exits, default=failed.end)
         if not any(failed.start <= c["t0"] <= after for c in calls):
-            t.windows.append((failed.end, after, f"{why}; after a failed request, nothing"))
+            t.windows.append(
+                (failed.end, after, "no hook says a failed request, until the retry or the exit")
+            )
 
 
 def _finishing(agent: Agent) -> None:

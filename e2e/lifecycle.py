@@ -13,7 +13,7 @@
 - run-kill: the same, SIGKILL to the harness mid-tool. Right: `run` exits with the harness's
   code N; `error`, exitCode N, "Agent crashed with exit code N".
 - agents-watch: the TUI in tmux, `sciontool agents --watch` in a second one, 80 columns. Right:
-  the view shows Running X, Waiting for you, Ready and Crashed at those moments.
+  the view shows Running X, Waiting for you, Ready (or Done) and Crashed at those moments.
 
 The harness killed is the process that runs the tool (its nearest ancestor that is not a
 shell, as a person finds it in `ps`), never a wrapper above it. Held tools (e2e/tool.sh) run
@@ -175,21 +175,20 @@ class View:
         lines = self._tmux("capture-pane", "-p", "-t", self.name).splitlines()
         return next((line for line in lines if line.startswith(self.title)), "")
 
-    def expect(self, state: str, since: float) -> None:
-        """The agent's row shows STATE within WATCH_WAIT seconds (a failure if not); how long
-        after SINCE (the moment it became true) is printed."""
+    def expect(self, *states: str, since: float) -> None:
+        """The agent's row shows one of STATES within WATCH_WAIT seconds (a failure if not); how
+        long after SINCE (the moment it became true) is printed."""
         deadline = time.time() + WATCH_WAIT
         while time.time() < deadline:
             row = self.row()
-            if state in row:
-                print(
-                    f"  agents --watch: {row.rstrip()!r} {time.time() - since:.1f} s after the change",
-                    flush=True,
-                )
+            if any(state in row for state in states):
+                took = time.time() - since
+                print(f"  agents --watch: {row.rstrip()!r} {took:.1f} s after the change", flush=True)
                 return
             time.sleep(0.2)
         screen = self._tmux("capture-pane", "-p", "-t", self.name)
-        self.session.failures.append(f"agents --watch never showed {state!r}; its screen:\n{screen}")
+        shown = " or ".join(states)
+        self.session.failures.append(f"agents --watch never showed {shown}; its screen:\n{screen}")
 
     def close(self) -> None:
         self._tmux("send-keys", "-t", self.name, "q")
@@ -212,16 +211,17 @@ def agents_watch(session: Session, harness: Harness) -> None:
     screen = open_tui(session, tui.trusted, tui, "run a tool, then ask me")
     view = View(session, harness.name)
     session.tool_pid("w1")
-    view.expect(running, time.time())
-    asked = lambda: view.expect("Waiting for you", time.time())  # noqa: E731
+    view.expect(running, since=time.time())
+    asked = lambda: view.expect("Waiting for you", since=time.time())  # noqa: E731
     answer_human(session, screen, tui.question, tui.answer, by_hook=True, meanwhile=asked)
-    view.expect("Ready", screen.wait_for(FINAL))
+    # The turn is over: Ready, or Done where the harness says its task completed (Codex's notify).
+    view.expect("Ready", "Done", since=screen.wait_for(FINAL))
     screen.submit("now a long tool")
     session.tool_pid("w2")
-    view.expect(running, time.time())
+    view.expect(running, since=time.time())
     killed = session.kill("w2", screen)
     session.truth.ends.append((killed, "error"))
-    view.expect("Crashed", killed)
+    view.expect("Crashed", since=killed)
     view.close()
     screen.close()
     _await_reaction()
