@@ -24,7 +24,8 @@ EXPECTED = [
             LOG: "[executing] Running tool: launch-process",
         },
     ),
-    ("PostToolUse", {"activity": "working", LOG: "[working] Tool launch-process completed"}),
+    # The tool's result goes to the model: thinking (the dialect's model_call_events).
+    ("PostToolUse", {"activity": "thinking", LOG: "[working] Tool launch-process completed"}),
     ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended"}),
 ]
@@ -48,6 +49,7 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     api_error=400,  # unrecoverable for Auggie; a 500 it retries for minutes
-    model_hooks=("PromptSubmit",),
-    silent_model="Auggie fires no hook around a model request (only a prompt says thinking)",
+    # No model hook: a prompt, and a tool's end (the model is called with its result), say thinking.
+    model_hooks=("PromptSubmit", "PostToolUse"),
+    silent_model="Auggie says nothing before this model request (a retry: no prompt, no tool's end)",
 )

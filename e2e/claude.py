@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
@@ -62,6 +63,8 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    quit_signal=signal.SIGINT,  # Ctrl-C to `claude -p`: exit 1, no SessionEnd (SIGTERM and SIGHUP fire it)
     name="claude",
     package="@anthropic-ai/claude-code",
     version="2.1.197",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from harness import LOG, Harness, Tui
 from session import Run
 
@@ -71,6 +73,8 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    quit_signal=signal.SIGTERM,  # no SessionEnd
     name="codex",
     package="@openai/codex",
     version="0.171.0",

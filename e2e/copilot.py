@@ -8,6 +8,7 @@ Its hooks file names each event on the command line; the payload comes on stdin.
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
@@ -19,7 +20,8 @@ EXPECTED = [
         {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"},
     ),
     ("preToolUse", {"activity": "executing", "toolName": "bash", LOG: "[executing] Running tool: bash"}),
-    ("postToolUse", {"activity": "working", LOG: "[working] Tool bash completed"}),
+    # The tool's result goes to the model: thinking (the dialect's model_call_events).
+    ("postToolUse", {"activity": "thinking", LOG: "[working] Tool bash completed"}),
     ("agentStop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("sessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: complete)"}),
 ]
@@ -69,6 +71,11 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    # A V8 fatal error (the heap exhausted) aborts: no sessionEnd (SIGINT, SIGTERM, SIGHUP and
+    # SIGQUIT fire it).
+    quit_signal=signal.SIGABRT,
+    session_end="sessionEnd",
     name="copilot",
     package="@github/copilot",
     version="1.0.102",
@@ -78,6 +85,7 @@ HARNESS = Harness(
     tui=TUI,
     extra=(),
     extra_prefix=None,
-    model_hooks=("userPromptSubmitted",),
-    silent_model="Copilot CLI fires no hook around a model request (only a prompt says thinking)",
+    # No model hook: a prompt, and a tool's end (the model is called with its result), say thinking.
+    model_hooks=("userPromptSubmitted", "postToolUse"),
+    silent_model="Copilot CLI says nothing before this model request (a retry: no prompt, no tool's end)",
 )

@@ -18,7 +18,8 @@ EXPECTED = [
         "PreToolUse",
         {"activity": "executing", "toolName": "Execute", LOG: "[executing] Running tool: Execute"},
     ),
-    ("PostToolUse", {"activity": "working", LOG: "[working] Tool Execute completed"}),
+    # The tool's result goes to the model: thinking (the dialect's model_call_events).
+    ("PostToolUse", {"activity": "thinking", LOG: "[working] Tool Execute completed"}),
     ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),
 ]
@@ -54,5 +55,8 @@ HARNESS = Harness(
     expected=EXPECTED,
     extra=("@factory/cli-linux-x64@0.225.2",),
     extra_prefix=None,
-    silent_model="Droid fires no hook around a model request (`droid exec` no UserPromptSubmit either)",
+    # No model hook, and `droid exec` no UserPromptSubmit: only a tool's end says thinking (and a
+    # command that exits non-zero gets no PostToolUse).
+    model_hooks=("PostToolUse",),
+    silent_model="Droid says nothing before this model request (`droid exec`'s first; after a failed tool)",
 )

@@ -6,11 +6,16 @@ Vibe, Hermes Agent), all streamed; and, under /augment/, a stand-in of Augment's
 (Auggie's tenant): get-models with hooks enabled, chat-stream, an empty answer to the rest.
 
 A request that offers the harness's shell tool is the agent's own ("main"); each one takes
-the next `Reply` of the scenario's script (an error reply with `repeat` stays), and once the
+the next `Reply` of its agent's script (an error reply with `repeat` stays), and once the
 script is spent the model answers "All done.". Any other request (titles, classifiers) gets
 a short text at once. Every request's start and end times are kept in `flights`: a request
 in flight is the agent thinking, the ground truth of `e2e/truth.py`.
-Tool calls run `sh tool.sh MARKS ID SECONDS RC` (e2e/tool.sh), which writes start and end markers.
+Several agents at once (two sessions in one HOME, a child harness run from a tool) each have
+a script of their own: a request is the agent's whose tag (`agent-NAME`, in its prompt) comes
+first in the request's body (a parent's later requests also quote its child's prompt, after
+its own), and a request naming no tag is the scenario's one unnamed agent's.
+Tool calls run `sh tool.sh MARKS ID SECONDS RC [COMMAND...]` (e2e/tool.sh), which writes start
+and end markers.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import shlex
 import threading
 import time
 from collections.abc import Iterator
@@ -36,11 +42,14 @@ _ids = itertools.count(1)  # Claude Code groups a conversation by message id: ea
 
 @dataclass(frozen=True)
 class Call:
-    """One scripted shell command: runs SECONDS, exits RC."""
+    """One scripted shell command: runs SECONDS (or, HOLD, until the driver releases it; or RUN,
+    a command such as a child harness), exits RC (RUN's status)."""
 
     id: str
     seconds: float = 0.0
     rc: int = 0
+    hold: bool = False
+    run: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,10 @@ class Reply:
     ask: bool = False  # the harness's question tool (Claude AskUserQuestion, opencode question ...)
     delay: float = 0.0  # seconds before the answer (0: the script's latency)
     escalate: bool = False  # Codex: the calls ask to run outside the sandbox (so the user approves)
+    # Gemini: the text streamed in this many chunks, GAP seconds apart (only the last one
+    # carries finishReason, as Gemini's API sends it).
+    chunks: int = 1
+    gap: float = 0.0
 
 
 @dataclass
@@ -63,6 +76,8 @@ class Flight:
     main: bool
     path: str
     tools: tuple[str, ...]  # the tool names the request offered
+    agent: str = ""  # the name of the agent whose script answered it ('' for the unnamed one)
+    failed: bool = False  # answered with an HTTP error status
 
 
 @dataclass
@@ -82,7 +97,14 @@ class Script:
         return reply
 
     def command(self, call: Call) -> str:
-        return f"sh {self.tool} {self.marks} {call.id} {call.seconds:g} {call.rc}"
+        seconds = "hold" if call.hold else f"{call.seconds:g}"
+        line = f"sh {self.tool} {self.marks} {call.id} {seconds} {call.rc}"
+        return " ".join((line, *map(shlex.quote, call.run))) if call.run else line
+
+
+def tag(agent: str) -> str:
+    """What an agent's prompts carry so that its requests are answered from its script."""
+    return f"agent-{agent}"
 
 
 QUESTION = {
@@ -163,6 +185,24 @@ def _gemini_main(body: Json) -> bool:
     )
 
 
+def _gemini_chunks(body: Json, reply: Reply | None, script: Script) -> list[Json]:
+    """The answer as Gemini streams it: a text reply in `reply.chunks` pieces, the last one
+    finishing the response (finishReason, usage); anything else in one chunk."""
+    whole = _gemini(body, reply, script)
+    if reply is None or reply.chunks <= 1 or reply.calls or reply.ask:
+        return [whole]
+    words = reply.text.split(" ")
+    n = min(reply.chunks, len(words))
+    pieces = [" ".join(words[len(words) * i // n : len(words) * (i + 1) // n]) for i in range(n)]
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": p + " "}]}, "index": 0}]}
+        for p in pieces[:-1]
+    ]
+    last = json.loads(json.dumps(whole))
+    last["candidates"][0]["content"]["parts"] = [{"text": pieces[-1]}]
+    return [*chunks, last]
+
+
 def _gemini(body: Json, reply: Reply | None, script: Script) -> Json:
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
@@ -225,6 +265,8 @@ def _responses(body: Json, reply: Reply | None, script: Script) -> bytes:
             args = {"command": command}
         if reply is not None and reply.escalate and "sandbox_permissions" in props:
             args.update(sandbox_permissions="require_escalated", justification="the scripted tool")
+        if (call.hold or call.run) and "yield_time_ms" in props:
+            args["yield_time_ms"] = 30000  # Codex's longest wait before it leaves a command running
         items.append(_function_call(call.id, shell[0], args))
     if not items:
         text = reply.text if reply is not None else SIDE
@@ -314,6 +356,8 @@ def _chat(body: Json, reply: Reply | None, script: Script) -> bytes:
     params = tools.get(shell, {}).get("parameters") or {}
     for call in reply.calls if reply is not None else ():
         args: Json = {"command": script.command(call)}
+        if (call.hold or call.run) and "initial_wait" in (params.get("properties") or {}):
+            args["initial_wait"] = 600  # Copilot CLI leaves a command running after 30 s
         for name in params.get("required") or []:
             args.setdefault(
                 name,
@@ -407,6 +451,7 @@ def _offered(body: Json) -> tuple[str, ...]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: FakeModel
+    agent = ""  # whose script answers this request
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # the harness's output must stay readable
@@ -434,6 +479,20 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json({"error": {"message": "not found"}}, 404)
 
+    def _stream(self, chunks: list[bytes], gap: float) -> None:
+        """An event stream written as it goes (chunked), GAP seconds between CHUNKS."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for n, chunk in enumerate(chunks):
+            if n:
+                time.sleep(gap)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
@@ -442,6 +501,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {}
+        self.agent = self.server.agent_of(raw.decode("utf-8", "replace"))
         path = self.path.split("?")[0]
         if path.endswith("/messages/count_tokens"):
             self._json({"input_tokens": 900})
@@ -465,8 +525,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": {"message": f"not served: {path}"}}, 404)
 
     def _answer(self, path: str, body: Json, main: bool, wire: str) -> None:
-        flight = Flight(time.time(), None, main, path, _offered(body))
-        script = self.server.script
+        flight = Flight(time.time(), None, main, path, _offered(body), self.agent)
+        script = self.server.scripts.get(self.agent) or Script()
         with self.server.lock:
             self.server.flights.append(flight)
             reply = script.next() if main else None
@@ -474,6 +534,7 @@ class _Handler(BaseHTTPRequestHandler):
             if reply is not None:
                 time.sleep(reply.delay or script.latency)
             if reply is not None and reply.error:
+                flight.failed = True
                 message = {"type": "error", "error": {"type": "api_error", "message": "fake internal error"}}
                 if wire == "gemini":
                     message = {
@@ -483,8 +544,11 @@ class _Handler(BaseHTTPRequestHandler):
             elif wire == "anthropic":
                 self._reply(200, _anthropic(body, reply, script), "text/event-stream")
             elif wire == "gemini" and ":streamGenerateContent" in path:
-                data = b"data: " + json.dumps(_gemini(body, reply, script)).encode() + b"\r\n\r\n"
-                self._reply(200, data, "text/event-stream")
+                chunks = [
+                    b"data: " + json.dumps(c).encode() + b"\r\n\r\n"
+                    for c in _gemini_chunks(body, reply, script)
+                ]
+                self._stream(chunks, reply.gap if reply is not None else 0.0)
             elif wire == "gemini":
                 self._json(_gemini(body, reply, script))
             elif wire == "responses":
@@ -502,7 +566,7 @@ class FakeModel(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.script = Script()
+        self.scripts: dict[str, Script] = {}  # by agent name; '' the unnamed agent's
         self.flights: list[Flight] = []
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -511,11 +575,16 @@ class FakeModel(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def load(self, script: Script) -> None:
-        """The next session's script; forgets the last session's requests."""
+    def load(self, scripts: dict[str, Script]) -> None:
+        """The next session's scripts, by agent name; forgets the last session's requests."""
         with self.lock:
-            self.script = script
+            self.scripts = scripts
             self.flights = []
+
+    def agent_of(self, body: str) -> str:
+        """The agent whose tag comes first in a request's BODY ('' when none does)."""
+        found = [(body.find(tag(name)), name) for name in self.scripts if name]
+        return min(((at, name) for at, name in found if at >= 0), default=(0, ""))[1]
 
     def __enter__(self) -> FakeModel:
         self.thread.start()

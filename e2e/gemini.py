@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import json
+import signal
 
 from harness import LOG, Harness, Tui
 from session import Run
 
+# AfterModel is not wired (once per streamed chunk: docs/harnesses.md): a model call reads
+# thinking until the next event.
 EXPECTED = [
     ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
     ("BeforeAgent", {"activity": "thinking", LOG: "[thinking] Agent turn started"}),
     ("BeforeModel", {"activity": "thinking", LOG: "[thinking] LLM call started"}),
-    ("AfterModel", {"activity": "working", LOG: "[working] LLM call completed"}),
     (
         "BeforeTool",
         {"activity": "executing", "toolName": "run_shell_command", LOG: "Running tool: run_shell_command"},
     ),
     ("AfterTool", {"activity": "working", LOG: "[working] Tool run_shell_command completed"}),
     ("BeforeModel", {"activity": "thinking"}),
-    ("AfterModel", {"activity": "working"}),
     ("AfterAgent", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: exit)"}),
 ]
@@ -63,6 +64,9 @@ TUI = Tui(
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    chunk_event="AfterModel",
+    quit_signal=signal.SIGQUIT,  # Ctrl-\: no SessionEnd (SIGINT, SIGTERM and SIGHUP fire it)
     name="gemini",
     package="@google/gemini-cli",
     version="0.61.0",

@@ -8,11 +8,13 @@ what its screen shows when it is ready, asks for approval, asks a question, was 
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents import raw_name
 from fake_model import FINAL, Call, Reply
 from session import RETRY, Run, Session, Tmux
 
@@ -54,13 +56,24 @@ class Harness:
     extra_prefix: str | None = None  # where they go under the cache, when not beside the harness
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
     # Where the harness fires no hook before a model request: the raw events that do announce
-    # one (a prompt), and why the others go unsaid. A request no such event began within LEAD
-    # before is a silent window (docs/harnesses.md, "Where the harness says nothing").
+    # one (a prompt, a tool's end), and why the others go unsaid. A request no such call
+    # announced (agents.py) is a silent window (docs/harnesses.md, "Where the harness says nothing").
     model_hooks: tuple[str, ...] = ()
     silent_model: str = ""
     # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python
     # it runs on; `package` and `version` are then the PyPI ones.
     python: tuple[int, int] | None = None
+    # The raw event of its session's end: a headless run that exits non-zero without firing it is
+    # a crash (agents.py), as Scion's init would classify it.
+    session_end: str = "SessionEnd"
+    # The lifecycle scenarios (lifecycle.py), and the signal that makes it exit mid-tool without
+    # its end hook where one does (exit-unsaid).
+    lifecycle: bool = False
+    quit_signal: int = signal.SIGTERM
+    # The raw event the harness fires per streamed chunk of an answer (Gemini CLI's AfterModel),
+    # which install leaves unwired: the streamed-answer scenario, a slow answer in many chunks,
+    # must read thinking to its last with no hook call for any chunk.
+    chunk_event: str = ""
 
     def scenarios(self, tmux: bool) -> list[Scenario]:
         """The headless scenarios, and the interactive ones when TMUX (tmux is installed)."""
@@ -105,7 +118,22 @@ def headless_scenarios(harness: Harness) -> list[Scenario]:
             (Reply(calls=(Call("r1", 0.5),)), Reply(), Reply(calls=(Call("r2", 1.0),))),
             _resume,
         ),
+        *([Scenario("streamed-answer", STREAMED, _streamed)] if harness.chunk_event else []),
     ]
+
+
+# A slow answer streamed in eight chunks a second apart, after a tool.
+STREAMED = (
+    Reply(calls=(Call("g1", 0.5),)),
+    Reply(text=" ".join(f"word{n}" for n in range(16)) + " " + FINAL, chunks=8, gap=1.0),
+)
+
+
+def _streamed(session: Session, harness: Harness) -> None:
+    session.headless(harness.headless("answer slowly", False))
+    fired = sum(raw_name(r) == harness.chunk_event for r in session.run.records())
+    if fired:
+        session.failures.append(f"{harness.chunk_event} fired {fired} times: install wired it")
 
 
 @dataclass(frozen=True)
@@ -130,25 +158,35 @@ class Tui:
     exit: str = "/exit"
     # Windows where the harness fires no hook, by scenario: from the human's key to the next hook.
     silent: dict[str, str] = field(default_factory=dict)
+    # A prompt typed while a tool runs is queued until the turn lets it (opencode): the
+    # queued-prompt scenario, where the agent must read executing until the tool ends.
+    queues: bool = False
 
 
 HUMAN_PAUSE = 1.5  # seconds the scripted human takes to answer
 
 
-def _open(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
+def open_tui(session: Session, argv: list[str], tui: Tui, prompt: str) -> Tmux:
     screen = session.tmux(argv)
     screen.wait_for(tui.ready, timeout=240)  # opencode took 113 s to start on a loaded machine
     screen.submit(prompt)
     return screen
 
 
-def _answer(
-    session: Session, screen: Tmux, asked: str, keys: tuple[str, ...], by_hook: bool = False
+def answer_human(
+    session: Session,
+    screen: Tmux,
+    asked: str,
+    keys: tuple[str, ...],
+    by_hook: bool = False,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> float:
-    """Waits for the prompt ASKED, lets the human pause, presses KEYS; the wait is `waiting_for_input`.
-    Until the keys are taken (ASKED left the screen; BY_HOOK: a hook call started after the press)
-    they are pressed again: a loaded TUI drops keys. The answer counts from the press it took."""
+    """Waits for the prompt ASKED, runs MEANWHILE (a look at another screen), lets the human pause,
+    presses KEYS; the wait is `waiting_for_input`. Until the keys are taken (ASKED left the
+    screen; BY_HOOK: a hook call started after the press) they are pressed again: a loaded TUI
+    drops keys. The answer counts from the press it took."""
     shown = screen.wait_for(asked)
+    meanwhile()
     time.sleep(HUMAN_PAUSE)
     pressed = screen.keys(*keys)
     while not screen.until(
@@ -170,20 +208,12 @@ def _silent(session: Session, tui: Tui, scenario: str, pressed: float) -> None:
         session.window(pressed, tui.silent[scenario])
 
 
-def _wait_marker(session: Session, ident: str, timeout: float = 90.0) -> None:
-    deadline = time.time() + timeout
-    while f"start {ident} " not in (session.run.marks.read_text() if session.run.marks.exists() else ""):
-        if time.time() > deadline:
-            raise TimeoutError(f"the scripted tool {ident} did not start")
-        time.sleep(0.05)
-
-
 def interactive_scenarios(tui: Tui) -> list[Scenario]:
     def approval(name: str, keys: tuple[str, ...]) -> Drive:
         def drive(session: Session, harness: Harness) -> None:
-            screen = _open(session, tui.argv, tui, "run a tool that needs approval")
+            screen = open_tui(session, tui.argv, tui, "run a tool that needs approval")
             assert tui.approval is not None
-            pressed = _answer(session, screen, tui.approval, keys)
+            pressed = answer_human(session, screen, tui.approval, keys)
             if keys == tui.approve:
                 screen.wait_for(FINAL)
             else:
@@ -195,16 +225,16 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
 
     def question(session: Session, harness: Harness) -> None:
         assert tui.question is not None
-        screen = _open(session, tui.trusted, tui, "ask me a question")
+        screen = open_tui(session, tui.trusted, tui, "ask me a question")
         # The question may stay on screen once answered; the question tool's end is a hook call.
-        _answer(session, screen, tui.question, tui.answer, by_hook=True)
+        answer_human(session, screen, tui.question, tui.answer, by_hook=True)
         screen.wait_for(FINAL)
         _close(screen, tui)
 
     def interrupt(session: Session, harness: Harness) -> None:
         assert tui.interrupted is not None
-        screen = _open(session, tui.trusted, tui, "run a long tool")
-        _wait_marker(session, "i1")
+        screen = open_tui(session, tui.trusted, tui, "run a long tool")
+        session.tool_pid("i1")
         time.sleep(HUMAN_PAUSE)
 
         def stopped() -> bool:  # the keys were taken: the tool was killed, or the TUI says so
@@ -228,7 +258,7 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
     def compaction(session: Session, harness: Harness) -> None:
         assert tui.compact is not None and tui.compacted is not None
         compacted = tui.compacted
-        screen = _open(session, tui.trusted, tui, "run a tool, then I compact")
+        screen = open_tui(session, tui.trusted, tui, "run a tool, then I compact")
         screen.wait_for(FINAL)
         time.sleep(HUMAN_PAUSE)
         screen.submit("a second turn")  # Claude Code compacts two rounds at least
@@ -237,7 +267,18 @@ def interactive_scenarios(tui: Tui) -> list[Scenario]:
         screen.submit(tui.compact, lambda: compacted in screen.screen())
         _close(screen, tui)
 
+    def queued(session: Session, harness: Harness) -> None:
+        screen = open_tui(session, tui.trusted, tui, "run a tool, then I type more")
+        session.tool_pid("q1")
+        time.sleep(HUMAN_PAUSE)
+        screen.type("and one more thing")  # queued: the tool still runs
+        screen.wait_for(FINAL)  # opencode 1.18.33 sends it with the tool's result, in the same turn
+        _close(screen, tui)
+
     out = []
+    if tui.queues:
+        replies = (Reply(calls=(Call("q1", 12.0),)), Reply())
+        out.append(Scenario("queued-prompt", replies, queued))
     if tui.approval is not None:
         granted = (Reply(calls=(Call("a1", 1.0),), escalate=True),)
         out.append(Scenario("approval-granted", granted, approval("approval-granted", tui.approve)))

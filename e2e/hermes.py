@@ -51,4 +51,5 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     python=(3, 11),
+    session_end="on_session_finalize",
 )

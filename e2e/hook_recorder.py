@@ -1,7 +1,8 @@
 """Stands first on PATH as `sciontool` in an e2e run: runs the real one and records the call.
 
 One JSON line per call in $E2E_CALLS: arguments, stdin, start and end times, exit status,
-stderr, agent-info.json just after and the agent.log lines the call wrote. With E2E_SERIAL
+stderr, agent-info.json just after, the agent.log lines the call wrote, the pids above it and
+the agent the scenario launched it under ($E2E_AGENT). With E2E_SERIAL
 set, one call at a time (so each call's log lines are its own, as the transition checks need);
 otherwise calls overlap as the harness fires them, as they do in production.
 """
@@ -67,6 +68,7 @@ def _record(
     except OSError:
         log = []
     return {
+        "agent": os.environ.get("E2E_AGENT", ""),  # the scenario's name for the agent that ran it
         "ancestors": _ancestors(),
         "args": sys.argv[1:],
         "stdin": data.decode("utf-8", "replace"),

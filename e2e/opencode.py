@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 
 from harness import LOG, Harness, Tui
 from session import CACHE, Run
@@ -72,9 +73,13 @@ TUI = Tui(
     question="Which color",
     interrupt=("Escape", "Escape"),  # the first Esc only arms it
     interrupted="· interrupted",  # 1.18.33: "Build · fake-model · interrupted" under the turn
+    queues=True,
 )
 
 HARNESS = Harness(
+    lifecycle=True,
+    quit_signal=signal.SIGTERM,  # opencode fires nothing; its bridge's exit watch sends the disposal
+    session_end="server.instance.disposed",
     name="opencode",
     package="opencode-ai",
     version="1.18.33",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import agents
 import auggie
 import claude
 import codex
@@ -33,13 +34,15 @@ import copilot
 import droid
 import gemini
 import hermes
+import lifecycle
 import opencode
 import qwen
 import truth
 import vibe
-from fake_model import FakeModel, Script
+from agents import raw_name
+from fake_model import FakeModel
 from harness import LOG, Harness, Scenario, Step
-from session import CACHE, Run, Session
+from session import CACHE, MAIN, Run, Session
 
 HARNESSES: dict[str, Harness] = {
     h.name: h
@@ -132,22 +135,6 @@ def interpreter(oldest: tuple[int, int]) -> str:
     raise SystemExit(f"no Python {oldest[0]}.{oldest[1]} or later found: set E2E_PYTHON to one")
 
 
-def raw_name(record: dict[str, Any]) -> str:
-    """The envelope's event: named on the command line (Copilot CLI), from stdin, or (Codex's
-    notify) from the JSON argument."""
-    named = [a for a in record["args"][1:] if not a.startswith(("-", "{"))]
-    if named:
-        return str(named[0])
-    text = record["stdin"].strip() or (record["args"][-1] if record["args"] else "")
-    try:
-        envelope = json.loads(text)
-    except ValueError:
-        return "?"
-    if not isinstance(envelope, dict):
-        return "?"
-    return str(envelope.get("hook_event_name") or envelope.get("type") or "?")
-
-
 def follow(records: list[dict[str, Any]], steps: list[Step]) -> list[str]:
     """The steps the calls do not bear out, in order (empty when all hold)."""
     problems = []
@@ -201,71 +188,42 @@ def check_hooks(harness: Harness, session: Session) -> tuple[list[str], list[str
 
 @dataclass
 class Outcome:
+    """One agent of one scenario (the failures are the scenario's, on its first row)."""
+
     harness: str
     scenario: str
-    ratio: truth.Ratio
-    strict: truth.Ratio  # without the finishing spans
-    final: str  # what agent-info.json said at the end
+    agent: str
+    ratio: truth.Ratio  # of the agent's own record
+    strict: truth.Ratio  # the same without the finishing spans
+    shown: truth.Ratio  # of agent-info.json, what Scion would show (the scenario's)
+    final: str  # what the agent's record said at the end
     final_right: bool
     failures: list[str]
     seconds: float
     load: float  # the 1-minute load average when the scenario ended: ratios drop under load
 
 
-def startup_windows(session: Session) -> None:
-    """From each launch to the end of its first hook: this process has said nothing yet. A call
-    the previous process left running (opencode's exit hand-off, as the next one starts) is not
-    this one's: the launched process is not among the call's ancestors."""
-    calls = sorted((r["t0"], r["t1"], r.get("ancestors", [])) for r in session.run.records())
-    for i, (began, ended) in enumerate(session.truth.alive):
-        pid = session.launched[i] if i < len(session.launched) else 0
-        during = [(t1, up) for t0, t1, up in calls if began <= t0 <= ended]
-        # A harness whose hooks no process of its own starts (a daemon) has none with the pid.
-        first = next((t1 for t1, up in during if pid in up), during[0][0] if during else ended)
-        session.truth.windows.append(
-            (session.began if i == 0 else began, first, "startup, until the first hook")
-        )
-
-
-def silent_models(harness: Harness, session: Session) -> None:
-    """Model requests the harness announced with no hook: excluded, with the harness's reason."""
-    if not harness.silent_model:
-        return
-    starts = [r["t0"] for r in session.run.records() if raw_name(r) in harness.model_hooks]
-    for began, ended in session.truth.flights:
-        if not any(began - truth.LEAD - truth.SLACK <= t <= began for t in starts):
-            session.truth.windows.append((began, ended, harness.silent_model))
-
-
-def finishing(session: Session) -> None:
-    """A headless harness's work is over at the end of its last model request or tool."""
-    for index in session.headless_runs:
-        began, ended = session.truth.alive[index]
-        steps = [b for a, b in session.truth.flights + session.truth.tools if began <= a <= ended]
-        session.truth.finishing.append((min(max(steps, default=ended), ended), ended))
-
-
 def dump(run: Run, session: Session) -> None:
-    """What the ratio was computed from, to recompute it under another definition."""
+    """What the ratios were computed from, to recompute them under another definition."""
     data = {
         "began": session.began,
         "ended": session.ended,
-        "truth": {k: v for k, v in vars(session.truth).items()},
-        "samples": [(s.t, s.info) for s in session.samples],
+        "truth": vars(session.truth),
+        "agents": {a.label: vars(a.truth) for a in session.agents.values() if a.truth.alive},
+        "samples": [(s.t, s.info, s.records) for s in session.samples],
     }
     (run.root / "truth.json").write_text(json.dumps(data))
 
 
-def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> Outcome:
+def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> list[Outcome]:
     run = Run(f"{harness.name}-{scenario.name}", root / harness.name / scenario.name, model.url)
     shutil.copy(TOOL, run.project / "tool.sh")
     env = harness.setup(run)
     if scenario.hooks_checked:
         env["E2E_SERIAL"] = "1"  # each call's agent.log lines apart, for the transition checks
-    tool = run.project / "tool.sh"
-    model.load(Script(list(scenario.replies), marks=run.marks, tool=tool, latency=scenario.latency))
     failures: list[str] = []
-    with Session(run, env) as session:
+    with Session(run, env, model) as session:
+        session.load({MAIN: scenario.replies}, scenario.latency)
         try:
             scenario.drive(session, harness)
         except (TimeoutError, subprocess.TimeoutExpired) as error:
@@ -275,59 +233,92 @@ def play(harness: Harness, scenario: Scenario, model: FakeModel, root: Path) -> 
     if os.environ.get("E2E_VERBOSE"):
         for f in model.flights:
             began, ended = f.start - session.began, (f.end or session.ended) - session.began
-            print(f"  request {began:6.2f}-{ended:6.2f} {'main' if f.main else 'side'} {f.path}")
-    flights = [(f.start, f.end or session.ended) for f in model.flights]
-    session.truth.flights += flights
-    last_exit = max((b for _, b in session.truth.alive), default=session.ended)
-    session.truth.tools += truth.read_marks(run.marks, end_by=last_exit, gone=session.poller.gone)
-    session.truth.release()
-    startup_windows(session)
-    silent_models(harness, session)
-    finishing(session)
-    ratio = truth.measure(session.truth, session.samples, session.began, session.ended)
-    strict = truth.measure(session.truth, session.samples, session.began, session.ended, finishing=False)
+            kind = "main" if f.main else "side"
+            print(f"  request {began:6.2f}-{ended:6.2f} {kind} {f.agent or '-'} {f.path}")
+    failures += session.failures
+    agents.fill(session, harness.silent_model, harness.model_hooks, harness.session_end)
+    judged, strays = agents.judge(session)
+    failures += strays
+    shown, shown_final, shown_right = agents.shown(session)
+    if not shown_right:
+        failures.append(f"agent-info.json ends {shown_final}, not the end of the agent that exited last")
+    for j in judged:
+        for state, seconds in j.reactions:
+            if seconds is None or seconds > truth.REACTION:
+                took = "never" if seconds is None else f"after {seconds:.1f} s"
+                failures.append(
+                    f"{j.agent.label}: {state} said {took}, not within {truth.REACTION:g} s of the exit"
+                )
     if os.environ.get("E2E_KEEP"):
         dump(run, session)
-    final_info = session.samples[-1].info if session.samples else None
     pending: list[str] = []
     if scenario.hooks_checked:
         checked, pending = check_hooks(harness, session)
         failures += checked
-    outcome = Outcome(
-        harness.name,
-        scenario.name,
-        ratio,
-        strict,
-        truth.said(final_info),
-        truth.right("stopped", final_info),
-        failures,
-        session.ended - session.began,
-        os.getloadavg()[0],
-    )
-    report(outcome, session, scenario, pending)
-    return outcome
+    load = os.getloadavg()[0]
+    seconds = session.ended - session.began
+    outcomes = [
+        Outcome(
+            harness.name,
+            scenario.name,
+            j.agent.label,
+            j.ratio,
+            j.strict,
+            shown,
+            j.final,
+            j.final_right,
+            failures if n == 0 else [],
+            seconds,
+            load,
+        )
+        for n, j in enumerate(judged)
+    ]
+    report(outcomes, judged, session, shown, shown_final, pending)
+    return outcomes
 
 
-def report(outcome: Outcome, session: Session, scenario: Scenario, pending: list[str]) -> None:
+def report(
+    outcomes: list[Outcome],
+    judged: list[agents.Judged],
+    session: Session,
+    shown: truth.Ratio,
+    shown_final: str,
+    pending: list[str],
+) -> None:
     origin = session.began
-    verdict = verdict_of(outcome)
+    head = outcomes[0] if outcomes else None
+    if head is None:
+        print(f"{session.run.name}: no agent ran")
+        return
     print(
-        f"{outcome.harness} {outcome.scenario}: ratio {outcome.ratio.ratio:.3f} over {outcome.ratio.judged} "
-        f"samples, {outcome.seconds:.1f} s, final {outcome.final} ({verdict}), load {os.getloadavg()[0]:.1f}"
+        f"{head.harness} {head.scenario}: {head.seconds:.1f} s, load {head.load:.1f}; agent-info.json "
+        f"{shown.ratio:.3f} over {shown.judged} samples, final {shown_final}"
     )
-    for a, b, why in session.truth.windows:
-        print(f"  window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
-    for line in truth.wrong_stretches(outcome.ratio, origin):
-        print(f"  wrong {line}")
+    for line in truth.wrong_stretches(shown, origin):
+        print(f"  agent-info.json wrong {line}")
+    for o, j in zip(outcomes, judged, strict=True):
+        ends = "".join(
+            f", {state} said {'never' if took is None else f'{took:.1f} s'} after the exit"
+            for state, took in j.reactions
+        )
+        print(
+            f"  {o.agent}: record {o.ratio.ratio:.3f} over {o.ratio.judged} samples, final {o.final} "
+            f"({verdict_of(o)}){ends}"
+        )
+        for a, b, why in j.agent.truth.windows:
+            print(f"    window {a - origin:6.2f}-{b - origin:6.2f} s excluded: {why}")
+        for line in truth.wrong_stretches(o.ratio, origin):
+            print(f"    wrong {line}")
     if os.environ.get("E2E_VERBOSE"):
         for record in session.run.records():
             logged = " | ".join(line.split(" [sciontool] ", 1)[-1] for line in record["log"])
             print(
-                f"  {record['t0'] - origin:6.2f} {raw_name(record):34} {json.dumps(record['info'])}  {logged}"
+                f"  {record['t0'] - origin:6.2f} {record['agent'] or '-':7} {raw_name(record):34} "
+                f"{json.dumps(record['info'])}  {logged}"
             )
     for line in pending:
         print(f"  {line}")
-    for line in outcome.failures:
+    for line in head.failures:
         print(f"  FAIL {line}")
     sys.stdout.flush()
 
@@ -337,16 +328,29 @@ def verdict_of(outcome: Outcome) -> str:
 
 
 def table(outcomes: list[Outcome]) -> None:
-    print(f"\n{'harness':10} {'scenario':18} {'ratio':>6} {'strict':>6} {'load':>5}  final")
+    heads = f"{'ratio':>6} {'strict':>6} {'shown':>6} {'load':>5}"
+    print(f"\n{'harness':10} {'scenario':18} {'agent':7} {heads}  final")
     for o in outcomes:
-        verdict = verdict_of(o)
         checks = "" if not o.failures else f"  ({len(o.failures)} checks failed)"
-        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f} {o.load:5.1f}"
-        print(f"{o.harness:10} {o.scenario:18} {ratios}  {verdict} ({o.final}){checks}")
+        ratios = f"{o.ratio.ratio:6.3f} {o.strict.ratio:6.3f} {o.shown.ratio:6.3f} {o.load:5.1f}"
+        print(f"{o.harness:10} {o.scenario:18} {o.agent:7} {ratios}  {verdict_of(o)} ({o.final}){checks}")
     print(
-        f"agent-info.json polled every {truth.POLL * 1000:.0f} ms; reaction slack {truth.SLACK:g} s per "
-        f"transition, {truth.LEAD:g} s before a tool or model request, {truth.EXIT_SLACK:g} s before an exit"
+        f"ratio: the agent's own record; shown: agent-info.json; polled every {truth.POLL * 1000:.0f} ms; "
+        f"reaction slack {truth.SLACK:g} s per transition, {truth.LEAD:g} s before a tool or model request, "
+        f"{truth.EXIT_SLACK:g} s before an exit, {truth.REACTION:g} s for an end the harness did not say"
     )
+
+
+def remove(tmp: Path) -> None:
+    """The temp folder, once what a killed harness left behind (an npm install opencode started)
+    has stopped writing into it."""
+    for _ in range(10):
+        try:
+            shutil.rmtree(tmp)
+            return
+        except OSError:
+            time.sleep(1.0)
+    print(f"could not remove {tmp}: something still writes there", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -371,18 +375,19 @@ def main(argv: list[str]) -> int:
     try:
         with FakeModel() as model:
             for harness in harnesses:
-                for scenario in harness.scenarios(tmux):
+                for scenario in harness.scenarios(tmux) + lifecycle.scenarios(harness, tmux):
                     if not only or scenario.name in only:
-                        outcomes.append(play(harness, scenario, model, tmp))
+                        outcomes += play(harness, scenario, model, tmp)
     finally:
         if keep:
             print(f"kept in {tmp}")
         else:
-            shutil.rmtree(tmp)
+            remove(tmp)
     table(outcomes)
-    failed = [o for o in outcomes if o.failures or not o.final_right]
+    played = {(o.harness, o.scenario) for o in outcomes}
+    failed = {(o.harness, o.scenario) for o in outcomes if o.failures or not o.final_right}
     elapsed = time.monotonic() - started
-    print(f"e2e: {len(outcomes) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
+    print(f"e2e: {len(played) - len(failed)} passed, {len(failed)} failed in {elapsed:.0f} s")
     return 1 if failed else 0
 
 

@@ -1,7 +1,10 @@
 """One scenario's workspace and the ways a driver runs a harness in it: headless or in tmux.
 
 A `Run` is a throwaway HOME and project; `Session` runs harness processes there, keeps when
-each was alive, what the driver awaited from the human, and polls agent-info.json meanwhile.
+each was alive, what the driver awaited from the human, and polls agent-info.json and the
+agents' records meanwhile. A scenario may run several agents at once (two sessions in one HOME,
+a child harness started from a tool): each is an `Agent`, named as its prompts are tagged for
+the fake model and as $E2E_AGENT tells its hook calls apart; the unnamed one is MAIN.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fake_model import FakeModel, Reply, Script, tag
 from truth import Poller, Sample, Truth
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,6 +35,8 @@ WAIT = 150.0  # seconds a TUI may take to show what the driver waits for
 TYPED = 30.0  # seconds typed text may take to show in the TUI's input
 RETRY = 15.0  # seconds without effect before an answer's keys the TUI did not take are pressed again
 ENTER_AGAIN = 5.0  # the same for an Enter (harmless on an empty prompt; Gemini CLI drops one after a turn)
+MAIN = ""  # the agent of a scenario that runs one: its prompts carry no tag
+SHELLS = frozenset(("sh", "bash", "dash"))  # what a harness runs its tools through
 
 
 @dataclass
@@ -101,21 +107,72 @@ class Run:
         return [json.loads(line) for line in self.calls.read_text().splitlines()]
 
 
+@dataclass
+class Agent:
+    """One agent of a scenario: what it did (its truth) and the processes it ran as."""
+
+    name: str
+    parent: str = ""  # the agent from whose tool it was started
+    inside: str = ""  # that tool's id: the child runs while the tool does
+    truth: Truth = field(default_factory=Truth)
+    launched: list[int] = field(default_factory=list)  # the pid of each process, as truth.alive lists them
+    headless_runs: list[int] = field(default_factory=list)  # indexes in truth.alive
+    codes: dict[int, int] = field(default_factory=dict)  # a headless run's exit status, by that index
+
+    @property
+    def label(self) -> str:
+        return self.name or "main"
+
+    def prompt(self, text: str) -> str:
+        """TEXT as this agent's prompt: tagged, so that the fake model answers from its script."""
+        return f"{tag(self.name)}: {text}" if self.name else text
+
+
+@dataclass
+class Launched:
+    """A harness process the driver started (headless)."""
+
+    agent: Agent
+    proc: subprocess.Popen[str]
+    began: float
+    killed: float | None = None  # when the driver sent it SIGKILL (its end, for the truth)
+
+
 class Session:
     """Runs harness processes of one scenario and collects the truth around them."""
 
-    def __init__(self, run: Run, env: dict[str, str]) -> None:
+    def __init__(self, run: Run, env: dict[str, str], model: FakeModel) -> None:
         self.run = run
         self.env = env
-        self.truth = Truth()
+        self.model = model  # the FakeModel: a driver loads its agents' scripts
+        self.scripts: dict[str, Script] = {}
+        self.agents: dict[str, Agent] = {MAIN: Agent(MAIN)}
         self.procs: list[subprocess.CompletedProcess[str]] = []
         self.poller = Poller(run.home, run.marks)
         self.began = time.time()
         self.ended = self.began
         self.samples: list[Sample] = []
         self.tuis: list[Tmux] = []
-        self.headless_runs: list[int] = []  # indexes in truth.alive
-        self.launched: list[int] = []  # the pid of each harness process, as truth.alive lists them
+        self.launches: list[Launched] = []
+        self.failures: list[str] = []  # what the driver checked and found wrong
+
+    @property
+    def truth(self) -> Truth:
+        """The main agent's truth (a scenario's only agent, unless it names them)."""
+        return self.agents[MAIN].truth
+
+    def agent(self, name: str, parent: str = "", inside: str = "") -> Agent:
+        if name not in self.agents:
+            self.agents[name] = Agent(name, parent, inside)
+        return self.agents[name]
+
+    def load(self, replies: dict[str, tuple[Reply, ...]], latency: float = 0.6) -> None:
+        """Each agent's script (by name; MAIN for the unnamed one) for the fake model."""
+        self.scripts = {
+            name: Script(list(r), marks=self.run.marks, tool=self.run.project / "tool.sh", latency=latency)
+            for name, r in replies.items()
+        }
+        self.model.load(self.scripts)
 
     def __enter__(self) -> Session:
         self.poller.start()
@@ -124,6 +181,7 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         for tui in self.tuis:
             tui.close(timeout=0 if exc[0] else 30)
+        self.release_all()
         self.settle()
         time.sleep(TAIL)
         self.ended = time.time()
@@ -139,17 +197,25 @@ class Session:
         ):
             time.sleep(0.05)
 
-    def headless(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    def launch(self, argv: list[str], agent: str = MAIN) -> Launched:
+        """Starts one harness process of AGENT (headless), without waiting for it."""
+        env = {**self.env, "E2E_AGENT": agent} if agent else self.env
         began = time.time()
         child = subprocess.Popen(
             argv,
             cwd=self.run.project,
-            env=self.env,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             stdin=subprocess.DEVNULL,
         )
+        launched = Launched(self.agent(agent), child, began)
+        self.launches.append(launched)
+        return launched
+
+    def wait(self, launched: Launched) -> subprocess.CompletedProcess[str]:
+        child, agent = launched.proc, launched.agent
         try:
             stdout, stderr = child.communicate(timeout=SESSION_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -157,12 +223,62 @@ class Session:
             child.communicate()
             raise
         finally:
-            self.headless_runs.append(len(self.truth.alive))
-            self.truth.alive.append((began, time.time()))
-            self.launched.append(child.pid)
-        proc = subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
+            agent.codes[len(agent.truth.alive)] = child.returncode
+            agent.headless_runs.append(len(agent.truth.alive))
+            ended = time.time() if launched.killed is None else launched.killed
+            agent.truth.alive.append((launched.began, ended))
+            agent.launched.append(child.pid)
+        proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
         self.procs.append(proc)
         return proc
+
+    def headless(self, argv: list[str], agent: str = MAIN) -> subprocess.CompletedProcess[str]:
+        return self.wait(self.launch(argv, agent))
+
+    def tool_pid(self, ident: str, timeout: float = 90.0) -> int:
+        """The pid of the scripted tool IDENT once it started (its start marker names it)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            marks = self.run.marks.read_text() if self.run.marks.exists() else ""
+            for line in marks.splitlines():
+                fields = line.split()
+                if fields[:2] == ["start", ident] and len(fields) == 4:
+                    return int(fields[3])
+            time.sleep(0.05)
+        raise TimeoutError(f"the scripted tool {ident} did not start")
+
+    def harness_of(self, ident: str) -> int:
+        """The harness process running the tool IDENT: the tool's nearest ancestor that is not a
+        shell (as a person finds it in `ps`; a wrapper such as Codex's node launcher is above it).
+        It must be a process this driver started, or one below it."""
+        chain = _ancestors(self.tool_pid(ident))
+        above = next((i for i, (_, comm) in enumerate(chain) if i and comm not in SHELLS), 0)
+        ours = {a.proc.pid for a in self.launches} | {t.pane for t in self.tuis}
+        if not above or not ours & {pid for pid, _ in chain[above:]}:
+            raise TimeoutError(f"no harness process of this scenario runs the tool {ident}: {chain}")
+        return chain[above][0]
+
+    def kill(self, ident: str, whom: Launched | Tmux, signum: int = signal.SIGKILL) -> float:
+        """Sends SIGNUM to the harness running the tool IDENT (of WHOM, a process this driver
+        started); the time. SIGKILL is the harness's end there and then."""
+        pid = self.harness_of(ident)
+        os.kill(pid, signum)
+        sent = time.time()
+        if signum == signal.SIGKILL:
+            whom.killed = sent
+        return sent
+
+    def release(self, ident: str) -> None:
+        """Ends the held tool IDENT (e2e/tool.sh waits for this file)."""
+        Path(f"{self.run.marks}.go.{ident}").touch()
+
+    def release_all(self) -> None:
+        """Every held tool ends: one whose harness was killed must not outlive the scenario."""
+        marks = self.run.marks.read_text() if self.run.marks.exists() else ""
+        for line in marks.splitlines():
+            fields = line.split()
+            if fields[0] == "start" and len(fields) >= 2:
+                self.release(fields[1])
 
     def tmux(self, argv: list[str]) -> Tmux:
         tui = Tmux(self, argv)
@@ -173,6 +289,25 @@ class Session:
         """Excludes from BEGAN to the end of the harness's next hook call: it fired none between."""
         ends = sorted(r["t1"] for r in self.run.records() if r["t0"] >= began)
         self.truth.windows.append((began, ends[0] if ends else time.time(), why))
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _ancestors(pid: int) -> list[tuple[int, str]]:
+    """(pid, comm) of PID and the processes above it, up to init."""
+    chain = []
+    while pid > 1 and len(chain) < 32:
+        chain.append((pid, _comm(pid)))
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return chain
 
 
 def _alive(mark: Path) -> bool:
@@ -198,6 +333,7 @@ class Tmux:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         self.began = time.time()
         self.closed = False
+        self.killed: float | None = None  # when the driver sent the harness SIGKILL
         where = str(session.run.project)
         self._tmux(
             "new-session",
@@ -311,7 +447,8 @@ class Tmux:
         typed = self.type(command)
         self.until(self.exited, WAIT, again=("Enter",))
         self.close()
-        self.session.truth.finishing.append((typed, self.session.truth.alive[-1][1]))
+        truth = self.session.truth
+        truth.finishing.append((typed, truth.alive[-1][1]))
 
     def close(self, timeout: float = 30.0) -> None:
         """Waits for the harness to exit (the driver has told it to), else kills its tmux session."""
@@ -321,6 +458,7 @@ class Tmux:
         if not self.wait_exit(timeout):
             self._end_group()
             self._tmux("kill-session", "-t", self.name)
-        self.session.truth.alive.append((self.began, time.time()))
-        self.session.launched.append(self.pane)
+        main = self.session.agents[MAIN]
+        main.truth.alive.append((self.began, time.time() if self.killed is None else self.killed))
+        main.launched.append(self.pane)
         self._tmux("kill-server")

@@ -1,7 +1,12 @@
-"""The truth ratio: how much of a session agent-info.json said what the agent was doing.
+"""The truth ratio: how much of a session an agent's status said what the agent was doing.
 
-A `Poller` reads $HOME/agent-info.json every 50 ms. The ground truth at a moment, strongest first:
-- no harness process alive: `stopped` (right: phase `stopped`, no live activity);
+A `Poller` reads $HOME/agent-info.json (what Scion shows) and every agent's own record
+($HOME/.scion/agents/*.json) every 50 ms. The ground truth of one agent at a moment, strongest
+first:
+- no harness process alive: how it ended, `stopped` (right: phase `stopped`, no live activity)
+  or, killed mid-tool or gone mid-turn without its end hook, `error` (phase `error`, no live
+  activity, a detail.message); from the exit the watcher has REACTION seconds to say it, and
+  meanwhile the state before is right too;
 - the driver awaits the human (an approval or question on screen): `waiting_for_input`;
 - a scripted tool runs (between its start and end markers, e2e/tool.sh): `executing`;
 - a model request is in flight at the fake model: `thinking`;
@@ -30,6 +35,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,8 @@ LEAD = float(
     os.environ.get("E2E_LEAD", "1.0")
 )  # a harness prepares a step (pre-step hooks, a shell, the request) this long before it starts
 EXIT_SLACK = 1.0  # a harness may end its session (SessionEnd) this long before its process exits
+REACTION = 5.0  # seconds the exit watcher may take to say the end of a harness that said none
+AGENTS = ".scion/agents"  # each agent's own record, outside Scion (sciontool_py/registry.py)
 LIVE = frozenset({"working", "thinking", "executing", "waiting_for_input"})
 RIGHT: dict[str, frozenset[str]] = {
     "thinking": frozenset({"thinking"}),
@@ -54,7 +62,8 @@ Span = tuple[float, float]
 @dataclass
 class Sample:
     t: float
-    info: dict[str, Any] | None
+    info: dict[str, Any] | None  # agent-info.json
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # each agent's record, by key
 
 
 class Poller:
@@ -63,6 +72,7 @@ class Poller:
 
     def __init__(self, home: Path, marks: Path) -> None:
         self.path = home / "agent-info.json"
+        self.agents = home / AGENTS
         self.marks = marks
         self.samples: list[Sample] = []
         self.gone: dict[str, float] = {}
@@ -73,11 +83,17 @@ class Poller:
     def _run(self) -> None:
         while not self._stop.is_set():
             t = time.time()
+            info = _read(self.path)
+            records = {}
             try:
-                info = json.loads(self.path.read_text())
-            except (OSError, ValueError):
-                info = None
-            self.samples.append(Sample(t, info if isinstance(info, dict) else None))
+                names = os.listdir(self.agents)
+            except OSError:
+                names = []
+            for name in names:
+                record = _read(self.agents / name)
+                if name.endswith(".json") and record is not None:
+                    records[name[:-5]] = record
+            self.samples.append(Sample(t, info, records))
             self._watch_tools(t)
             self._stop.wait(max(0.0, POLL - (time.time() - t)))
 
@@ -111,9 +127,17 @@ class Poller:
         return self.samples
 
 
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 @dataclass
 class Truth:
-    """What happened in one scenario, in wall-clock seconds (time.time())."""
+    """What happened to one agent in a scenario, in wall-clock seconds (time.time())."""
 
     alive: list[Span] = field(default_factory=list)  # each harness process, launch to exit
     tools: list[Span] = field(default_factory=list)  # marker start to end
@@ -122,6 +146,9 @@ class Truth:
     windows: list[tuple[float, float, str]] = field(default_factory=list)  # excluded: no hook fires
     finishing: list[Span] = field(default_factory=list)  # the work is over; the harness exits
     released: list[float] = field(default_factory=list)  # running tools left to the background
+    # How a process ended that did not say it with its end hook: (its exit, `stopped` or
+    # `error`); other exits are `stopped`. From each such exit the watcher has REACTION seconds.
+    ends: list[tuple[float, str]] = field(default_factory=list)
 
     def release(self) -> None:
         """A tool running when the harness released it is the agent's step only until then."""
@@ -130,7 +157,7 @@ class Truth:
 
     def at(self, t: float) -> str:
         if not _inside(t, self.alive):
-            return "stopped"
+            return max(((e, s) for e, s in self.ends if e <= t), default=(0.0, "stopped"))[1]
         if _inside(t, self.human):
             return "waiting_for_input"
         if _inside(t, self.tools):
@@ -143,6 +170,21 @@ class Truth:
         spans = self.alive + self.tools + self.flights + self.human
         return sorted({edge for span in spans for edge in span})
 
+    def allowed(self, t: float, edges: list[float], finishing: bool = True) -> set[str]:
+        """The states right at T: the truth, and what the slacks allow around it."""
+        near = [e for e in edges if abs(e - t) <= SLACK]
+        states = {self.at(t)} | {self.at(e - 1e-6) for e in near} | {self.at(e) for e in near}
+        if any(0 <= b - t <= EXIT_SLACK for _, b in self.alive) or (finishing and _inside(t, self.finishing)):
+            states.add("stopped")
+        if any(0 <= a - t <= LEAD for a, _ in self.tools + self.human):
+            states.add("executing")
+        if any(0 <= a - t <= LEAD for a, _ in self.flights):
+            states.add("thinking")
+        for exited, _ in self.ends:
+            if 0 <= t - exited <= REACTION:
+                states.add(self.at(exited - 1e-6))
+        return states
+
 
 def _inside(t: float, spans: list[Span]) -> bool:
     return any(a <= t < b for a, b in spans)
@@ -153,7 +195,11 @@ def right(truth: str, info: dict[str, Any] | None) -> bool:
     phase, activity = info.get("phase"), info.get("activity")
     if truth == "stopped":
         return phase == "stopped" and activity not in LIVE
-    return phase != "stopped" and activity in RIGHT[truth]
+    if truth == "error":
+        detail = info.get("detail")
+        said = isinstance(detail, dict) and bool(detail.get("message"))
+        return phase == "error" and activity not in LIVE and said
+    return phase not in ("stopped", "error") and activity in RIGHT[truth]
 
 
 def said(info: dict[str, Any] | None) -> str:
@@ -175,11 +221,11 @@ def _runs_tool(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z" and b"tool.sh" in command
 
 
-def read_marks(path: Path, end_by: float, gone: dict[str, float] | None = None) -> list[Span]:
-    """Start/end markers as spans; a tool killed without its trap ends when its process was
-    seen gone (GONE), else by END_BY."""
+def read_marks(path: Path, end_by: float, gone: dict[str, float] | None = None) -> dict[str, Span]:
+    """Each tool's span from its start and end markers, by id; a tool killed without its trap
+    ends when its process was seen gone (GONE), else by END_BY."""
     starts: dict[str, float] = {}
-    spans: list[Span] = []
+    spans: dict[str, Span] = {}
     if path.exists():
         for line in path.read_text().splitlines():
             parts = line.split()
@@ -189,8 +235,8 @@ def read_marks(path: Path, end_by: float, gone: dict[str, float] | None = None) 
             if kind == "start":
                 starts[ident] = float(stamp)
             elif ident in starts:
-                spans.append((starts.pop(ident), float(stamp)))
-    spans += [(start, (gone or {}).get(ident, end_by)) for ident, start in starts.items()]
+                spans[ident] = (starts.pop(ident), float(stamp))
+    spans.update({ident: (start, (gone or {}).get(ident, end_by)) for ident, start in starts.items()})
     return spans
 
 
@@ -202,7 +248,22 @@ class Ratio:
     excluded: float  # seconds inside windows
 
 
-def measure(truth: Truth, samples: list[Sample], start: float, end: float, finishing: bool = True) -> Ratio:
+Status = Callable[[Sample], "dict[str, Any] | None"]  # the status judged, out of a sample
+
+
+def shown(sample: Sample) -> dict[str, Any] | None:
+    return sample.info
+
+
+def measure(
+    truth: Truth,
+    samples: list[Sample],
+    start: float,
+    end: float,
+    finishing: bool = True,
+    status: Status = shown,
+) -> Ratio:
+    """The share of SAMPLES in which STATUS (agent-info.json by default) was right for TRUTH."""
     edges = truth.changes()
     judged = 0
     good = 0
@@ -213,21 +274,41 @@ def measure(truth: Truth, samples: list[Sample], start: float, end: float, finis
         if not start <= t <= end or any(a <= t < b for a, b, _ in truth.windows):
             continue
         judged += 1
-        near = [e for e in edges if abs(e - t) <= SLACK]
-        states = {truth.at(t)} | {truth.at(e - 1e-6) for e in near} | {truth.at(e) for e in near}
-        if any(0 <= b - t <= EXIT_SLACK for _, b in truth.alive) or (
-            finishing and _inside(t, truth.finishing)
-        ):
-            states.add("stopped")
-        if any(0 <= a - t <= LEAD for a, _ in truth.tools + truth.human):
-            states.add("executing")
-        if any(0 <= a - t <= LEAD for a, _ in truth.flights):
-            states.add("thinking")
-        if any(right(state, sample.info) for state in states):
+        info = status(sample)
+        if any(right(state, info) for state in truth.allowed(t, edges, finishing)):
             good += 1
         else:
-            wrong.append((t, truth.at(t), said(sample.info)))
+            wrong.append((t, truth.at(t), said(info)))
     return Ratio(good / judged if judged else 1.0, judged, wrong, excluded)
+
+
+def measure_shown(truths: list[Truth], samples: list[Sample], start: float, end: float) -> Ratio:
+    """agent-info.json with several agents at once: what Scion would show for one of them. A sample
+    is right when it is right for one of the agents alive then (an ended state only when it is
+    right for every one of them: one agent's end must not read as everyone's), or, with none
+    alive, for the one that exited last."""
+    edges = [t.changes() for t in truths]
+    windows = [w for t in truths for w in t.windows]
+    judged = good = 0
+    wrong = []
+    for sample in samples:
+        t = sample.t
+        if not start <= t <= end or any(a <= t < b for a, b, _ in windows):
+            continue
+        judged += 1
+        live = [(truth, e) for truth, e in zip(truths, edges, strict=True) if _inside(t, truth.alive)]
+        if not live:
+            last = max(truths, key=lambda truth: max((b for _, b in truth.alive if b <= t), default=0.0))
+            live = [(last, edges[truths.index(last)])]
+        allowed = [truth.allowed(t, e) for truth, e in live]
+        ok = any(right(s, sample.info) for states in allowed for s in states)
+        if ok and (sample.info or {}).get("phase") in ("stopped", "error"):
+            ok = all(any(right(s, sample.info) for s in states) for states in allowed)
+        if ok:
+            good += 1
+        else:
+            wrong.append((t, "/".join(sorted({truth.at(t) for truth, _ in live})), said(sample.info)))
+    return Ratio(good / judged if judged else 1.0, judged, wrong, 0.0)
 
 
 def wrong_stretches(ratio: Ratio, origin: float) -> list[str]:

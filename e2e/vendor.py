@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from run import raw_name
+from agents import raw_name
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "real-sessions"
 

@@ -19,7 +19,8 @@ EXPECTED = [
             LOG: "[executing] Running tool: file_system.bash",
         },
     ),
-    ("post_tool", {"activity": "working", LOG: "[working] Tool file_system.bash completed"}),
+    # The tool's result goes to the model: thinking (the dialect's model_call_events).
+    ("post_tool", {"activity": "thinking", LOG: "[working] Tool file_system.bash completed"}),
     ("post_agent", {"activity": "working", LOG: "[working] Agent turn completed"}),
 ]
 CONFIG = """\
@@ -62,5 +63,8 @@ HARNESS = Harness(
     headless=headless,
     expected=EXPECTED,
     python=(3, 12),
-    silent_model="Mistral Vibe fires no hook around a model request, nor on a prompt",
+    session_end="",  # Vibe fires none
+    # No model hook, no prompt hook: only a tool's end says thinking.
+    model_hooks=("post_tool",),
+    silent_model="Mistral Vibe says nothing before this model request (no prompt hook, no tool's end)",
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Agent
-from standin import StandIn, eventually, info, record_of, records
+from standin import StandIn, eventually, hook_command, info, record_of, records
 
 from sciontool_py import agents_watch, registry
 
@@ -99,6 +99,29 @@ def test_a_child_session_inside_a_tool_is_a_new_agent_never_the_parent(
     [parent_key] = [k for k, r in found.items() if r.get("session") == "P"]
     assert child["parent"] == parent_key and child["info"] == {"phase": "stopped"}
     assert found[parent_key]["info"]["activity"] == "executing"  # type: ignore[index]
+
+
+def test_a_hook_still_running_when_its_harness_died_is_that_agents_not_a_new_one(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # A harness killed while one of its hooks runs (Codex's PostModelRequest beside PreToolUse),
+    # or opencode's exit hand-off: the hook finds no harness above it. It was a second agent,
+    # keyed by its session, whose status then showed in agent-info.json (working, for good).
+    a = start(harnesses, agent, tmp_path)
+    a.send(claude("SessionStart", "A", source="startup"), claude("UserPromptSubmit", "A", prompt="build"))
+    a.send(claude("PreToolUse", "A", tool_name="Bash", tool_use_id="a1"))
+    a.kill()
+    assert eventually(lambda: info(agent.home).get("phase") == "error")
+    done = tmp_path / "late-hook-done"
+    late = json.dumps(claude("PostToolUse", "A", tool_name="Bash", tool_use_id="a1"))
+    # `( ... ) &` in a shell that exits at once: the hook's parent is a shell whose parent is init.
+    orphan = f"(printf '%s' \"$LATE\" | {hook_command('claude')}; touch {done}) &"
+    subprocess.run(["sh", "-c", orphan], env={**agent.env, "LATE": late}, check=True)
+    assert eventually(done.exists)
+    [key] = records(agent.home)
+    assert key == f"p{a.proc.pid}-{key.rpartition('-')[2]}"
+    assert record_of(agent.home, a.proc.pid)["info"] == info(agent.home)
+    assert info(agent.home)["phase"] == "error"  # the late PostToolUse of an ended session changes nothing
 
 
 def test_the_list_says_in_plain_words_what_each_agent_does_at_80_columns(

@@ -115,12 +115,10 @@ def find(home: str, session: str, dialect: str, origin: int = 0) -> registry.Rec
     chain = process.ancestors(origin or None)
     at = process.harness_index(chain)
     if at < 0:
-        # No /proc, or an orphaned hook (a helper the harness left behind, such as opencode's
-        # bridge saying the instance ended): the agent whose session it names, if there is one.
-        named = [r for r in registry.records(home) if session and r.session == session]
-        if named:
-            return named[0]
-        key = registry.session_key(session)
+        # No /proc, or an orphaned hook: its harness exited before the hook looked (a hook fired
+        # as it was killed, opencode's exit hand-off). Then it is the agent of that session whose
+        # harness is gone, or else the session names a new one.
+        key = _gone_agent(home, session) or registry.session_key(session)
     else:
         key = registry.process_key(chain[at][0], chain[at][1])
     record = registry.read(home, key)
@@ -143,6 +141,22 @@ def find(home: str, session: str, dialect: str, origin: int = 0) -> registry.Rec
         record.info = agent_info.read(home)
     registry.prune(home, now, keep=key)
     return record
+
+
+def _gone_agent(home: str, session: str) -> str:
+    """The key of the most recently updated agent that named SESSION and whose harness has exited
+    ('' for none): a live one with that session (a resumed run) is another process's."""
+    if not session:
+        return ""
+    for record in registry.records(home):
+        running = record.process
+        if (
+            record.session == session[: registry.MAX_TEXT]
+            and running is not None
+            and not process.alive(running)
+        ):
+            return record.key
+    return ""
 
 
 def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes]]) -> None:

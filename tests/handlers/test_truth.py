@@ -832,3 +832,37 @@ def test_claude_a_call_the_classifier_denied_ends_and_says_why(home: Path) -> No
     )
     assert states == ["executing/Bash", "working"]
     assert log(home)[-1] == "[ERROR] [working] Tool Bash failed: destructive command"
+
+
+# --- issue 29 point 7, live: `make e2e` sessions of the model's part ------------------------------
+
+
+def test_gemini_live_a_slow_answer_in_eight_chunks_thinks_until_the_last(home: Path) -> None:
+    # gemini-e2e-streamed (`gemini -p`, make e2e streamed-answer): after a tool, the fake model
+    # streams its answer in eight chunks a second apart; Gemini CLI fires AfterModel for each.
+    states = replay(home, "gemini", recorded("gemini-e2e-streamed"))
+    assert states[:7] == [
+        "working running",
+        "thinking running",
+        "thinking running",
+        "working running",  # the answer with the tool call: one chunk, with finishReason
+        "executing/run_shell_command running",
+        "working running",
+        "thinking running",
+    ]
+    assert states[7:14] == ["thinking running"] * 7  # chunks one to seven: the model still answers
+    assert states[14:] == ["working running", "working running", "- stopped"]  # the eighth ends it
+    assert log(home).count("[INFO] [working] LLM call completed") == 2
+
+
+def test_opencode_live_a_prompt_typed_while_the_tool_runs_keeps_it_executing(home: Path) -> None:
+    # o24-queued (opencode TUI, make e2e queued-prompt): a second prompt typed and sent 2 s into a
+    # 12 s bash call; opencode 1.18.33 sends it with the tool's result, in the same turn.
+    states = replay(home, "opencode", recorded("o24-queued"))
+    assert states[3:6] == [
+        "executing/bash running",
+        "executing/bash running",  # message.updated.user while the call runs: queued
+        "working running",  # the tool's end
+    ]
+    assert states[-2:] == ["working running", "- stopped"]
+    assert "[INFO] [working] User prompt: and one more thing" in log(home)
