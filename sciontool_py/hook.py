@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
+    from sciontool_py.handlers.agent_end import Outcome
     from sciontool_py.handlers.truth import Truth
     from sciontool_py.log.writer import AgentLog
 
@@ -74,6 +75,9 @@ def apply_event(
         keeps_state = (truth is not None and truth.keeps_state) or reads
         agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, origin)
         info = agent.info
+        revised = _revised(agent, event.name)
+        if revised is not None:
+            log.write("stopped", revised.line, level=revised.level)
         if counting and options is not None:
             from sciontool_py.handlers import usage
 
@@ -97,7 +101,7 @@ def apply_event(
             log.write(tag, message, level=level)
             if ignored:
                 log.debug(ignored)
-        failures += agent.save(log, event, message, changed, bool(ignored))
+        failures += agent.save(log, event, message, changed or revised is not None, bool(ignored))
         attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         local = dict(info) if truth is not None else None
@@ -108,11 +112,25 @@ def apply_event(
                 failures += agent.save(log, event, message, True, True)
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
-    if hub_configured() and not ignored:  # an ignored event is not news for the hub either
+    if hub_configured() and revised is not None:  # the hub heard the crash: it hears the stop
+        from sciontool_py.handlers.hub_update import report_end
+
+        report_end(home, log, revised)
+    elif hub_configured() and not ignored:  # an ignored event is not news for the hub either
         from sciontool_py.handlers.hub_update import report_to_hub
 
         report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts, local)
     return Applied(failures, agent)
+
+
+def _revised(agent: AgentState, name: str) -> Outcome | None:
+    """A crash the exit watcher guessed, revised by an end of the turn that ran late
+    (handlers/agent_end.py); imported only for such an agent."""
+    if agent.record is None or not agent.record.guessed:
+        return None
+    from sciontool_py.handlers.agent_end import revised
+
+    return revised(agent, name)
 
 
 class Applied:

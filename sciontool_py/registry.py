@@ -77,6 +77,7 @@ class Record:
         "updated",
         "message",
         "turn",
+        "guessed",
         "exit_code",
         "info",
         "state",
@@ -97,6 +98,7 @@ class Record:
         self.updated = 0.0
         self.message = ""  # the last agent.log message
         self.turn = False  # a turn under way: a prompt taken and not yet answered
+        self.guessed = False  # its crash was the exit watcher's guess (no exit code, no end hook)
         self.exit_code: int | None = None
         self.info: dict[str, object] = {}
         self.state: dict[str, object] = {}
@@ -130,6 +132,8 @@ class Record:
                 value[key] = item
         if self.run is not None:
             value["run"] = self.run
+        if self.guessed:
+            value["guessed"] = True
         if self.exit_code is not None:
             value["exitCode"] = self.exit_code
         return value
@@ -162,6 +166,7 @@ def _parse(key: str, data: bytes) -> Record:
     record.since = _number(value.get("since", 0))
     record.updated = _number(value.get("updated", 0))
     record.turn = value.get("turn") is True
+    record.guessed = value.get("guessed") is True
     run = value.get("run")
     if run is not None:
         if not isinstance(run, list) or len(run) != 2:

@@ -124,6 +124,27 @@ def test_a_hook_still_running_when_its_harness_died_is_that_agents_not_a_new_one
     assert info(agent.home)["phase"] == "error"  # the late PostToolUse of an ended session changes nothing
 
 
+def test_a_turns_end_that_runs_after_the_harness_exited_revises_the_guessed_crash(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # opencode exits 0.4 s after its turn ends, and its bridge hands the turn's end over as it
+    # exits: the watcher saw a turn under way (a crash), then the turn's end ran.
+    a = start(harnesses, agent, tmp_path)
+    a.send(claude("SessionStart", "A", source="startup"), claude("UserPromptSubmit", "A", prompt="build"))
+    assert a.exit(0) == 0
+    assert eventually(lambda: info(agent.home).get("phase") == "error")
+    done = tmp_path / "late-hooks-done"
+    for name in ("Stop", "SessionEnd"):
+        (tmp_path / name).write_text(json.dumps(claude(name, "A")))
+    hooks = " && ".join(f"{hook_command('claude')} < {tmp_path / name}" for name in ("Stop", "SessionEnd"))
+    subprocess.run(["sh", "-c", f"({hooks}; touch {done}) &"], env=agent.env, check=True)
+    assert eventually(done.exists)
+    assert info(agent.home) == {"phase": "stopped"}
+    [row] = agents_json(agent)
+    assert row["state"] == "Stopped" and "detail" not in row
+    assert sum("the turn's end ran after the harness exited" in line for line in agent.log_lines) == 1
+
+
 def test_the_list_says_in_plain_words_what_each_agent_does_at_80_columns(
     agent: Agent, tmp_path: Path, harnesses: list[StandIn]
 ) -> None:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 LIMITS_EXIT_CODE = 10  # Scion's ExitCodeLimitsExceeded
 REASON = "the harness exited without a session end"
+# The ends of a turn: one that runs after the watcher guessed a crash was fired before the exit.
+_TURN_ENDS = frozenset(("agent-end", "response-complete", "session-end"))
 
 
 class Outcome:
@@ -102,5 +104,20 @@ def apply(agent: AgentState, outcome: Outcome) -> None:
     if record is not None:
         record.turn = False
         record.exit_code = outcome.exit_code
+        record.guessed = outcome.crashed and outcome.exit_code is None
         if record.session:
             state.end_session(record.session)
+
+
+def revised(agent: AgentState, name: str) -> Outcome | None:
+    """The end of an agent whose crash the watcher guessed (mid-turn at its harness's exit), when
+    an end of that turn (NAME: the event's) runs after it: the harness fired it before it exited,
+    and its hook ran late (opencode's bridge hands the last events over as opencode exits). The
+    turn had completed: the agent stopped. None for any other agent or event."""
+    record = agent.record
+    if record is None or not record.guessed or name not in _TURN_ENDS:
+        return None
+    line = "Session ended (reason: the turn's end ran after the harness exited)"
+    outcome = Outcome("stopped", "", "", "INFO", line, None)
+    apply(agent, outcome)
+    return outcome

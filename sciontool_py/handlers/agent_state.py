@@ -77,9 +77,9 @@ class AgentState:
                 attempt(failures, sessions.write, self.home, self.state)
             return failures
         now = time.time()
-        if not ignored:
+        if not ignored:  # an event the rules ignore tells nothing of the agent, its message neither
             note(record, event, now)
-        record.message = message[: registry.MAX_TEXT]
+            record.message = message[: registry.MAX_TEXT]
         if (self.info.get("phase"), self.info.get("activity"), self.info.get("toolName")) != self.before:
             record.since = now
         record.updated = now
