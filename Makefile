@@ -91,7 +91,7 @@ bench: $(DEV)
 # The real harnesses (npm: Claude Code, Gemini CLI, Codex, opencode, Copilot CLI, Qwen Code, Droid, Auggie;
 # PyPI, each in a venv: Mistral Vibe, Hermes Agent; about 1.5 GB in .e2e-cache/, fetched once)
 # wired by `sciontool harness install`, scripted scenarios (headless and in tmux) against a fake
-# model on 127.0.0.1, each with a truth ratio of agent-info.json (docs/harnesses.md).
+# model on 127.0.0.1, each with a truth ratio of agent-info.json (docs/e2e.md).
 # Not part of `make test`; needs node, npm and tmux. E2E_HARNESSES narrows it, e.g. "claude codex".
 e2e: $(BASE)
 	$(BIN)/python e2e/run.py $(E2E_HARNESSES)

@@ -57,7 +57,7 @@ class Harness:
     pending: list[tuple[str, list[Step]]] = field(default_factory=list)
     # Where the harness fires no hook before a model request: the raw events that do announce
     # one (a prompt, a tool's end), and why the others go unsaid. A request no such call
-    # announced (agents.py) is a silent window (docs/harnesses.md, "Where the harness says nothing").
+    # announced (agents.py) is a silent window (docs/e2e.md, "Where the harness says nothing").
     model_hooks: tuple[str, ...] = ()
     silent_model: str = ""
     # A harness from PyPI instead of npm, in a venv under the cache (venv-NAME): the oldest Python

@@ -324,7 +324,7 @@ def test_claude_an_approval_reads_waiting_then_the_approved_tool_ends_it(home: P
         "waiting_for_input running",  # Notification permission_prompt
         "working running",  # approved; the tool ran and ended
         "executing/Bash running",
-        "waiting_for_input running",  # denied with Esc: no hook follows (docs/harnesses.md)
+        "waiting_for_input running",  # denied with Esc: no hook follows (docs/e2e.md)
     ]
     assert states[12:16] == [
         "executing/Bash running",
@@ -395,7 +395,7 @@ def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path)
 
 def test_codex_tui_approval_granted_waits_until_the_approved_tool_ends(home: Path) -> None:
     # c20-approve (codex -a on-request, live): PermissionRequest while the prompt is on screen;
-    # after the approval Codex fires nothing until PostToolUse (docs/harnesses.md).
+    # after the approval Codex fires nothing until PostToolUse (docs/e2e.md).
     assert replay(home, "codex", recorded("c20-approve")) == [
         "working running",
         "thinking running",
