@@ -21,7 +21,8 @@ from otlp import HttpReceiver
 from standin import records
 from telemetry.test_cli import closed_port, wait_idle, wait_until
 
-from sciontool_py.handlers.usage import MAX_READ
+from sciontool_py.dialect.options import USAGE_FORMS
+from sciontool_py.handlers.usage import FORMS, MAX_READ
 
 DATA = Path(__file__).parent / "data"
 TRANSCRIPTS = DATA / "transcripts"
@@ -80,6 +81,10 @@ CASES: dict[str, tuple[str, str | None, str, str, dict[str, int]]] = {
     ),
 }
 END = {"claude": "Stop", "gemini": "AfterAgent", "codex": "Stop", "qwen-code": "Stop", "copilot": ""}
+
+
+def test_every_form_a_dialect_may_name_is_read() -> None:
+    assert sorted(FORMS) == list(USAGE_FORMS)
 
 
 def end_of_turn(agent: Agent, case: str, path: Path, **env: str) -> subprocess.CompletedProcess[bytes]:

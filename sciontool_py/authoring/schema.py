@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 
+from sciontool_py.dialect.options import USAGE_FORMS
 from sciontool_py.dialect.spec import NAME_REGEX
 from sciontool_py.dialect.validate import MAPPING_KEYS, OPTION_KINDS, TOP_LEVEL_KEYS
-from sciontool_py.handlers.usage import FORMS
 from sciontool_py.vocabulary import EVENTS, FIELD_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -74,7 +74,7 @@ _OPTION_TEXT = {
     "queued_prompts": "A prompt-submit while a tool call of its session is open is one the harness "
     "queues: it changes nothing until the running turn lets it start.",
     "usage_transcript": "The form of the transcript (the envelope's transcript_path) where the harness "
-    "records each model answer's token usage (" + ", ".join(sorted(FORMS)) + "). Outside Scion the hook "
+    "records each model answer's token usage (" + ", ".join(USAGE_FORMS) + "). Outside Scion the hook "
     "reads it on at the end of each turn.",
     "usage_input_has_cache": "The harness counts cache reads and writes in its input tokens: the hook "
     "takes them out (Scion's contract: input excludes them).",

@@ -37,6 +37,8 @@ _TEXTS = ("stamp_field", "stream_end_field", "usage_transcript")
 # The options of Scion's own rules; any other set one turns on the rules beyond them.
 _SCION = frozenset(("input_tools", "resumes_after_wait", "assistant_blocks", "transcript_assistant_text"))
 _USAGE = frozenset(("usage_transcript", "usage_input_has_cache"))  # read by handlers/usage.py
+# The transcript forms handlers/usage.py reads (usage_transcript's values).
+USAGE_FORMS = ("claude", "codex", "copilot", "gemini", "qwen")
 
 
 class DialectOptions:

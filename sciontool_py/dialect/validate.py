@@ -11,9 +11,9 @@ import math
 
 import yaml
 
+from sciontool_py.dialect.options import USAGE_FORMS
 from sciontool_py.dialect.spec import DialectSpec, Mapping, valid_name
 from sciontool_py.dialect.yaml12 import BINARY_TAG, NULL_TAG, Timestamp, Yaml12Loader
-from sciontool_py.handlers.usage import FORMS
 from sciontool_py.vocabulary import ACTIVITY_FOR_EVENT, EVENTS, FIELD_KINDS
 
 # Problems reported before checking stops: a hostile file can hold tens of thousands,
@@ -424,8 +424,8 @@ class _Checker:
                 continue
             if key == "call_id_fields" and not self.paths(key, value_node, value):  # type: ignore[arg-type]
                 continue
-            if key == "usage_transcript" and value not in FORMS:
-                self.problem(value_node, f"options.{key}: must be one of {', '.join(sorted(FORMS))}")
+            if key == "usage_transcript" and value not in USAGE_FORMS:
+                self.problem(value_node, f"options.{key}: must be one of {', '.join(USAGE_FORMS)}")
                 continue
             out[key] = value
         return out
