@@ -101,7 +101,10 @@ def apply_event(
             log.write(tag, message, level=level)
             if ignored:
                 log.debug(ignored)
-        failures += agent.save(log, event, message, changed or revised is not None, bool(ignored))
+        if revised is None:
+            failures += agent.save(log, event, message, changed, bool(ignored))
+        else:
+            failures += agent.save(log, event, revised.line, True, False)
         attempt(failures, save_first_prompt, home, event)
         activity = info.get("activity")  # what the hub handler sees: before the limit check
         local = dict(info) if truth is not None else None

@@ -142,7 +142,26 @@ def test_a_turns_end_that_runs_after_the_harness_exited_revises_the_guessed_cras
     assert info(agent.home) == {"phase": "stopped"}
     [row] = agents_json(agent)
     assert row["state"] == "Stopped" and "detail" not in row
+    assert row["message"] == "Session ended (reason: the turn's end ran after the harness exited)"
     assert sum("the turn's end ran after the harness exited" in line for line in agent.log_lines) == 1
+
+
+def test_a_late_session_end_alone_leaves_the_crash_of_a_harness_killed_mid_tool(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # opencode SIGTERMed mid-tool: its bridge says a session end for the instance it disposes of.
+    a = start(harnesses, agent, tmp_path)
+    a.send(claude("UserPromptSubmit", "A", prompt="build"), claude("PreToolUse", "A", tool_name="Bash"))
+    a.kill()
+    assert eventually(lambda: info(agent.home).get("phase") == "error")
+    done = tmp_path / "late-hook-done"
+    (tmp_path / "end").write_text(json.dumps(claude("SessionEnd", "A")))
+    hook = f"{hook_command('claude')} < {tmp_path / 'end'}"
+    subprocess.run(["sh", "-c", f"({hook}; touch {done}) &"], env=agent.env, check=True)
+    assert eventually(done.exists)
+    assert info(agent.home)["phase"] == "error"
+    [row] = agents_json(agent)
+    assert row["message"] == "Agent exited during a tool call (Bash) without a session end"
 
 
 def test_the_list_says_in_plain_words_what_each_agent_does_at_80_columns(

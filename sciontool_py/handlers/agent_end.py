@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 LIMITS_EXIT_CODE = 10  # Scion's ExitCodeLimitsExceeded
 REASON = "the harness exited without a session end"
-# The ends of a turn: one that runs after the watcher guessed a crash was fired before the exit.
-_TURN_ENDS = frozenset(("agent-end", "response-complete", "session-end"))
+# A turn's end: one that runs after the watcher guessed a crash was fired before the exit. (Not
+# a session-end: opencode's bridge says one for an instance it disposes of, killed or not.)
+_TURN_ENDS = frozenset(("agent-end", "response-complete"))
 
 
 class Outcome:
@@ -111,7 +112,7 @@ def apply(agent: AgentState, outcome: Outcome) -> None:
 
 def revised(agent: AgentState, name: str) -> Outcome | None:
     """The end of an agent whose crash the watcher guessed (mid-turn at its harness's exit), when
-    an end of that turn (NAME: the event's) runs after it: the harness fired it before it exited,
+    the end of that turn (NAME: the event's) runs after it: the harness fired it before it exited,
     and its hook ran late (opencode's bridge hands the last events over as opencode exits). The
     turn had completed: the agent stopped. None for any other agent or event."""
     record = agent.record
