@@ -184,23 +184,36 @@ def test_a_new_transcript_at_the_same_name_is_read_from_its_start(agent: Agent) 
     assert tokens(agent) == {"input": 24, "output": 160, "calls": 2}
 
 
+# The probe reads the hook's own high-water mark: a child's ru_maxrss counts
+# the RSS of the pytest worker it was spawned from (Linux carries the old
+# mm's peak across exec), which says nothing about the hook.
+_PEAK_PROBE = """
+import sys
+from sciontool_py.main import main
+sys.argv = ["sciontool", "hook", "--dialect=claude"]
+try:
+    code = main()
+finally:
+    with open("/proc/self/status") as status, open(sys.argv_peak, "w") as out:
+        out.write(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+sys.exit(code)
+"""
+
+
 def hook_rss(agent: Agent, envelope: dict[str, str]) -> int:
     """One claude hook for ENVELOPE; the peak RSS (KiB) of its process."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sciontool_py", "hook", "--dialect=claude"],
-        stdin=subprocess.PIPE,
+    peak = agent.home.parent / f"peak-{agent.home.name}"
+    probe = _PEAK_PROBE.replace("sys.argv_peak", repr(str(peak)))
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(envelope).encode(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=agent.env,
+        check=False,
     )
-    assert proc.stdin is not None and proc.stderr is not None
-    proc.stdin.write(json.dumps(envelope).encode())
-    proc.stdin.close()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert (proc.returncode, proc.stderr.read()) == (0, b"")
-    proc.stderr.close()
-    return usage.ru_maxrss
+    assert (done.returncode, done.stderr) == (0, b"")
+    return int(peak.read_text())
 
 
 def test_a_200_mb_transcript_is_read_at_most_max_read_bytes_a_hook(agent: Agent) -> None:
