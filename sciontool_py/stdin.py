@@ -53,11 +53,10 @@ def _object(data: bytes) -> dict[str, object] | Ignored:
     from sciontool_py import gojson
     from sciontool_py.errors import JSONError
 
-    text = gojson.decode_utf8(data)
-    if not text.strip():
+    if not data.strip():
         return Ignored("stdin is empty")
     try:
-        value = gojson.first_value(text)
+        value = gojson.first_value(data)  # in memory linear in its size, whatever its shape
     except JSONError as exc:
         return Ignored(f"stdin: {exc}")
     if not isinstance(value, dict):
