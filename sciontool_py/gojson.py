@@ -156,7 +156,7 @@ def loads_bytes(data: bytes) -> object:
 
 
 # Every byte but the quote and the brackets: all that the nesting of JSON depends on.
-_NOT_NESTING = bytes(b for b in range(256) if b not in b'"[]{}')
+_NOT_NESTING = bytes(range(256)).translate(None, b'"[]{}')
 
 
 def brackets(text: bytes, in_string: bool = False) -> tuple[bytes, bool]:
