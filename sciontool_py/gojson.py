@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 class GoJSON:
     """A container kept as the bytes Go's json.Marshal writes for it, not as Python objects:
-    loads_bytes returns one for a part of a large document too dense to hold (see
-    gojson_bounded). dumps writes it as it is; nothing looks into it."""
+    gojson_bounded returns one for a part of a large document too dense to hold. dumps writes
+    it as it is; nothing looks into it."""
 
     __slots__ = ("data",)
 
@@ -92,7 +92,7 @@ def _explain(text: str) -> str:
     return "invalid JSON"
 
 
-LARGE = 256 << 10  # bytes: a document past this is read by gojson_bounded
+LARGE = 256 << 10  # bytes: a larger document is read by gojson_bounded, in memory linear in its size
 
 
 def loads(text: str, go_depth: bool = False) -> object:
@@ -119,39 +119,6 @@ def loads(text: str, go_depth: bool = False) -> object:
     end = _skip_ws(text, end)
     if end != len(text):
         raise JSONError(_explain(text))
-    return value
-
-
-def first_value(data: bytes) -> object:
-    """The JSON value data starts with (after whitespace), as loads_bytes decodes it (to Go's
-    10,000 levels, in memory linear in its size); what follows it is ignored. JSONError when
-    data does not start with a complete value."""
-    if len(data) <= LARGE:
-        text = decode_utf8(data)
-        if "\\ud" in text or "\\uD" in text:
-            text = replace_surrogate_escapes(text)
-        try:
-            value, _ = scan(text, _skip_ws(text, 0))
-            return value
-        except RecursionError:
-            pass  # deeper than the C scanner goes: read as a large document is
-        except (StopIteration, ValueError, SystemError):
-            raise JSONError("invalid JSON") from None
-    from sciontool_py.gojson_bounded import decode
-
-    return decode(data)[0]
-
-
-def loads_bytes(data: bytes) -> object:
-    """loads(decode_utf8(data), go_depth=True) in memory linear in len(data), whatever its
-    shape: a large document's containers too dense to hold as Python objects come back as
-    GoJSON (gojson_bounded). Envelopes are read so."""
-    if len(data) <= LARGE:
-        return loads(decode_utf8(data), go_depth=True)
-    from sciontool_py.gojson_bounded import decode, rest_is_space
-
-    value, end = decode(data)
-    rest_is_space(data, end)
     return value
 
 

@@ -1,12 +1,13 @@
 """Go's decoding of a large JSON document in memory linear in its size, whatever its shape.
 
 gojson.loads makes a Python object of every JSON value: 16 MiB of `[],` is 5.6 million
-lists, over half a gigabyte, and 16 MB of small numbers is seconds of callbacks. Here the
-document is read in runs instead: a regex finds how far the values lying whole within the
-next WINDOW bytes reach (to the last comma between them) and the C scanner decodes that run
-in one call. Only a container no run holds (longer than the window, or nested deeper than
-the regex looks) gets a frame of its own; brackets opened or closed back to back are one
-frame however many, so 10,000 levels cost one step.
+lists, over half a gigabyte, and 16 MB of small numbers is seconds of callbacks. A document
+over gojson.LARGE is read here in runs instead: a regex finds how far the values lying whole
+within the next WINDOW bytes reach (to the last comma between them), or, once a container
+proves dense, counting its brackets does, and the C scanner decodes that run in one call.
+Only a container no run holds (longer than the window, or nested deeper than the regex
+looks) gets a frame of its own; [ opened or ] closed back to back are one frame however
+many, so 10,000 levels of arrays cost one step.
 
 Values are kept as Python objects while their estimated size stays within BUDGET; past it,
 the container being read is written back as Go's bytes (what json.Marshal writes for the
@@ -19,16 +20,13 @@ memory per member either.
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
-from itertools import pairwise
-
 from sciontool_py import gojson
 from sciontool_py.codec import GO
 from sciontool_py.errors import JSONError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
     from typing import Any
 
@@ -40,8 +38,38 @@ SEGMENT = 1 << 16  # members of an object sorted at once
 BLOCK = 1024  # members per block of a sorted segment: what a merge holds of each segment
 _DEPTH = 4  # levels of containers the regex nests (one more in a run: a [] or {} in the view)
 _MAX_DEPTH = gojson.GO_MAX_DEPTH
-
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+# For _plain: a digit is 0, what may follow one in a float (. e E) is ., all else a space.
+_NUMBER_CLASSES = bytes(48 if 0x30 <= b <= 0x39 else 46 if b in b".eE" else 32 for b in range(256))
+_LITERALS = {b"true": True, b"false": False, b"null": None}
+_FIRST, _NEXT, _AFTER = 0, 1, 2  # what a frame expects: a value or its close; a value; , or close
+
+
+def loads(data: bytes) -> object:
+    """gojson.loads(decode_utf8(data), go_depth=True), in memory linear in len(data) whatever its
+    shape: a large document's containers too dense to keep as Python objects come back as
+    GoJSON. JSONError when Go would refuse data."""
+    if len(data) <= gojson.LARGE:
+        return gojson.loads(gojson.decode_utf8(data), go_depth=True)
+    value, end = decode(data)
+    rest_is_space(data, end)
+    return value
+
+
+def first_value(data: bytes) -> object:
+    """The JSON value data starts with (after whitespace), as loads reads it; what follows it is
+    ignored. JSONError when data does not start with a complete value."""
+    if len(data) <= gojson.LARGE:
+        text = gojson.decode_utf8(data)
+        if "\\ud" in text or "\\uD" in text:
+            text = gojson.replace_surrogate_escapes(text)
+        try:
+            return gojson.scan(text, len(text) - len(text.lstrip(" \t\n\r")))[0]
+        except RecursionError:
+            pass  # deeper than the C scanner goes: read as a large document is, to Go's depth
+        except (StopIteration, ValueError, SystemError):
+            raise JSONError("invalid JSON") from None
+    return decode(data)[0]
 
 
 def _nested(depth: int) -> bytes:
@@ -54,20 +82,34 @@ def _nested(depth: int) -> bytes:
     return container
 
 
-# A run: text outside strings and brackets (scalars, commas, colons, whitespace; group 1 is
-# its last stretch), strings and whole containers. Nothing must follow it, so nothing backtracks.
-_RUN = re.compile(rb'(?:([^\[\]{}"]+)|' + _STRING + b"|" + _nested(_DEPTH) + rb")*")
-_RUN_FLAT = re.compile(rb'(?:([^\[\]{}"]+)|' + _STRING + rb")*")  # no container
-_SPACE = re.compile(rb"[ \t\n\r]*")
-_STRING_AT = re.compile(_STRING)
-_KEY = re.compile(rb"(" + _STRING + rb")[ \t\n\r]*:")
-_SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
-_OPENS = re.compile(rb"\[(?:[ \t\n\r]*\[)*")
-_CLOSES = re.compile(rb"\]+")
-# For _plain: a digit is 0, what may follow one in a float (. e E) is ., all else a space.
-_NUMBER_CLASSES = bytes(b"0"[0] if b in b"0123456789" else b"."[0] if b in b".eE" else 32 for b in range(256))
-_LITERALS = {b"true": True, b"false": False, b"null": None}
-_FIRST, _NEXT, _AFTER = 0, 1, 2  # what a frame expects: a value or its close; a value; , or close
+class _Patterns:
+    """The regexes, compiled when a large document is first read: importing re and compiling
+    cost milliseconds, and the hook imports this module for stdin's payload in any case."""
+
+    def __init__(self) -> None:
+        import re
+
+        # A run: text outside strings and brackets (scalars, commas, colons, whitespace; group 1
+        # is its last stretch), strings and whole containers. Nothing must follow it, so
+        # nothing backtracks.
+        self.run = re.compile(rb'(?:([^\[\]{}"]+)|' + _STRING + b"|" + _nested(_DEPTH) + rb")*")
+        self.run_flat = re.compile(rb'(?:([^\[\]{}"]+)|' + _STRING + rb")*")  # no container
+        self.space = re.compile(rb"[ \t\n\r]*")
+        self.string = re.compile(_STRING)
+        self.key = re.compile(rb"(" + _STRING + rb")[ \t\n\r]*:")
+        self.scalar = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+        self.opens = re.compile(rb"\[(?:[ \t\n\r]*\[)*")
+        self.closes = re.compile(rb"\]+")
+
+
+_compiled: _Patterns | None = None
+
+
+def _patterns() -> _Patterns:
+    global _compiled
+    if _compiled is None:
+        _compiled = _Patterns()
+    return _compiled
 
 
 def decode(data: bytes, pos: int = 0) -> tuple[object, int]:
@@ -87,7 +129,7 @@ def decode(data: bytes, pos: int = 0) -> tuple[object, int]:
 
 def rest_is_space(data: bytes, end: int) -> None:
     """JSONError unless only whitespace follows end."""
-    stop = _SPACE.match(data, end).end()  # type: ignore[union-attr]  # it matches the empty string
+    stop = _patterns().space.match(data, end).end()  # type: ignore[union-attr]  # it matches ''
     if stop != len(data):
         raise _error(data, stop, "Extra data")
 
@@ -156,6 +198,11 @@ class _Reader:
         self.spent = 0  # estimated bytes of Python values kept
         self._codec: GoCodec | None = None
         self._view, self._view_at = b"", 0
+        self.p = _patterns()
+
+    def skip(self, pos: int) -> int:
+        """pos after the whitespace at it."""
+        return self.p.space.match(self.data, pos).end()  # type: ignore[union-attr]  # it matches ''
 
     def codec(self) -> GoCodec:
         """The codec that writes runs and batches back: orjson when installed (Go's bytes at C
@@ -170,7 +217,7 @@ class _Reader:
 
     def value(self, pos: int) -> tuple[object, int]:
         data = self.data
-        pos = _skip(data, pos)
+        pos = self.skip(pos)
         char = data[pos : pos + 1]
         if char == b"[" or char == b"{":
             return self.container(self.open(pos, ""))
@@ -181,7 +228,7 @@ class _Reader:
         data, stack = self.data, self.stack
         while True:
             frame = stack[-1]
-            pos = _skip(data, pos)
+            pos = self.skip(pos)
             char = data[pos : pos + 1]
             closer = b"}" if frame.is_object else b"]"
             state = frame.state
@@ -216,9 +263,9 @@ class _Reader:
                     return comma + 1
             frame.dense = False  # the regex decides
         if self.depth + _DEPTH + 1 > _MAX_DEPTH:  # near Go's limit: every container gets a frame
-            pattern, view, at = _RUN_FLAT, data, 0
+            pattern, view, at = self.p.run_flat, data, 0
         else:
-            pattern = _RUN
+            pattern = self.p.run
             view, at = self.view(pos)
         found = pattern.match(view, pos - at, min(len(data), pos + WINDOW) - at)
         assert found is not None  # it matches the empty string
@@ -237,11 +284,11 @@ class _Reader:
                 return comma + 1
         key = ""
         if frame.is_object:
-            found = _KEY.match(data, pos)
+            found = self.p.key.match(data, pos)
             if found is None:
                 raise _error(data, pos, "Expecting property name enclosed in double quotes")
             key = _string(data, found.start(1), found.end(1))
-            pos = _skip(data, found.end())
+            pos = self.skip(found.end())
         char = data[pos : pos + 1]
         if char == b"[" or char == b"{":
             return self.open(pos, key)
@@ -267,7 +314,7 @@ class _Reader:
         if data[pos] == 0x7B:  # {
             is_object, levels, end = True, 1, pos + 1
         else:
-            found = _OPENS.match(data, pos)
+            found = self.p.opens.match(data, pos)
             assert found is not None
             is_object, levels, end = False, found.group().count(b"["), found.end()
         self.depth += levels
@@ -379,7 +426,7 @@ class _Reader:
         if frame.is_object:
             count, end = 1, pos + 1
         else:
-            found = _CLOSES.match(data, pos)
+            found = self.p.closes.match(data, pos)
             assert found is not None
             end = found.end()
             count = end - pos
@@ -442,6 +489,8 @@ class _Reader:
     ) -> None:
         """members into rope in key order: the values in batches (plain: with no float or long
         integer), a _Big one (its key in bigs, unless a later value replaced it) as its rope."""
+        from bisect import bisect_left
+
         items = sorted(members.items())
         codec = self.codec()
         marshal = codec.marshal_plain if plain else codec.marshal_bytes
@@ -461,11 +510,11 @@ class _Reader:
         """A string, number or literal at pos (one too long for a run, or the whole document)."""
         data = self.data
         if data[pos : pos + 1] == b'"':
-            found = _STRING_AT.match(data, pos)
+            found = self.p.string.match(data, pos)
             if found is None:
                 raise _error(data, pos, "Unterminated string starting at")
             return _string(data, pos, found.end()), found.end()
-        found = _SCALAR.match(data, pos)
+        found = self.p.scalar.match(data, pos)
         if found is None:
             raise _error(data, pos, "Expecting value")
         token = found.group()
@@ -480,10 +529,6 @@ def _plain(text: bytes) -> bool:
     digits (a float64 rounds past 2^53). A string holding such text only costs the slower way."""
     classes = text.translate(_NUMBER_CLASSES)
     return b"-0" not in text and b"0." not in classes and b"0000000000000000" not in classes
-
-
-def _skip(data: bytes, pos: int) -> int:
-    return _SPACE.match(data, pos).end()  # type: ignore[union-attr]  # it matches the empty string
 
 
 def _last_comma(data: bytes, run: re.Pattern[bytes], found: re.Match[bytes], pos: int) -> int:
@@ -566,6 +611,9 @@ def _buckets(
     ranges (with the keys set to a _Big, and whether all was _plain): each holds about 64
     blocks from all the segments together (plus one a segment has across each bound), the last
     value of a key winning. Blocks are dropped once passed."""
+    from bisect import bisect_left, bisect_right
+    from itertools import pairwise
+
     segments = [part for part in parts if isinstance(part, _Segment)]
     firsts = sorted(key for segment in segments for key in segment.firsts)
     bounds: list[str | None] = [None, *firsts[64::64], None]

@@ -33,9 +33,12 @@ def parse_envelope(data: bytes) -> object:
     if not data.strip():
         raise EventError("envelope is blank: expected one JSON object")
     try:
-        # As Go: a bad byte is U+FFFD (the event is not lost), 10,000 levels; in memory linear
-        # in the envelope's size whatever its shape.
-        return gojson.loads_bytes(data)
+        # As Go: a bad byte is U+FFFD (the event is not lost), 10,000 levels.
+        if len(data) <= gojson.LARGE:
+            return gojson.loads(gojson.decode_utf8(data), go_depth=True)
+        from sciontool_py import gojson_bounded  # in memory linear in its size, whatever its shape
+
+        return gojson_bounded.loads(data)
     except JSONError as exc:
         raise EventError(f"envelope: {exc}") from None
 

@@ -148,7 +148,7 @@ def test_the_envelope_stays_a_dict_and_only_a_dense_payload_becomes_gos_bytes() 
     # The real limits: 300,000 empty arrays are more than the budget keeps as Python objects.
     dense = b"[" + b",".join([b"[]"] * 300_000) + b"]"
     data = b'{"hook_event_name":"PreToolUse","tool_input":{"file_path":"/f","edits":' + dense + b'},"x":1}'
-    value = gojson.loads_bytes(data)
+    value = gojson_bounded.loads(data)
     assert type(value) is dict and value["hook_event_name"] == "PreToolUse" and value["x"] == 1.0
     tool_input = value["tool_input"]
     assert type(tool_input) is dict and tool_input["file_path"] == "/f"  # the fields a dialect reads
@@ -160,7 +160,7 @@ def test_the_envelope_stays_a_dict_and_only_a_dense_payload_becomes_gos_bytes() 
 def test_a_large_document_that_is_not_dense_decodes_to_python_values() -> None:
     text = "x" * (1 << 20)
     data = json.dumps({"hook_event_name": "Stop", "last_assistant_message": text, "n": [1, 2]}).encode()
-    assert gojson.loads_bytes(data) == {
+    assert gojson_bounded.loads(data) == {
         "hook_event_name": "Stop",
         "last_assistant_message": text,
         "n": [1.0, 2.0],

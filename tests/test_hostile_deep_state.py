@@ -15,7 +15,7 @@ from telemetry.test_cli import hub_env, run_session, wait_idle
 from telemetry.test_worker import NOTE, finished, http_env, messages, url
 from worker_watch import watch
 
-from sciontool_py import codec, gojson
+from sciontool_py import codec, gojson, gojson_bounded
 from sciontool_py.errors import JSONError
 
 DEPTH = 100_000
@@ -34,8 +34,8 @@ def deep_documents() -> list[bytes]:
 DECODERS: dict[str, Callable[[bytes], object]] = {
     "loads": lambda data: gojson.loads(gojson.decode_utf8(data)),
     "loads go_depth": lambda data: gojson.loads(gojson.decode_utf8(data), go_depth=True),
-    "loads_bytes": gojson.loads_bytes,
-    "first_value": gojson.first_value,
+    "gojson_bounded.loads": gojson_bounded.loads,
+    "gojson_bounded.first_value": gojson_bounded.first_value,
     "GoCodec.loads": codec.GO.loads,
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 
-from sciontool_py import gojson
+from sciontool_py import gojson_bounded
 from sciontool_py.assistant import AssistantContent, transcript_blocks
 from sciontool_py.errors import JSONError
 
@@ -122,7 +122,7 @@ def _entry(line: bytes) -> tuple[str, object] | None:
     """(type, or else message.role; message.content) of a line, as Go decodes it into a
     struct: a line whose fields have the wrong JSON types is skipped whole."""
     try:
-        entry = gojson.loads_bytes(line)  # in memory linear in the line, whatever its shape
+        entry = gojson_bounded.loads(line)  # in memory linear in the line, whatever its shape
     except JSONError:
         return None
     if type(entry) is not dict:
