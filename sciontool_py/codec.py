@@ -234,10 +234,16 @@ class OrjsonCodec(GoCodec):
     def marshal_plain(self, value: object) -> bytes:
         # orjson writes such integers as Go does: no number to hand it as Go's bytes.
         try:
-            out: bytes = self._dumps(value, option=self._sort_keys)
+            out: bytes = self._dumps(value, default=self._go_json, option=self._sort_keys)
         except (TypeError, RecursionError):  # 255 levels: as marshal_bytes
             return self.marshal_bytes(value)
         return _go_escapes(out)
+
+    def _go_json(self, value: object) -> object:
+        """orjson's default for what it cannot write: a GoJSON, as its bytes."""
+        if type(value) is not gojson.GoJSON:
+            raise TypeError
+        return self._fragment(value.data)
 
     def marshal(self, value: object) -> str:
         return self.marshal_bytes(value).decode()

@@ -7,15 +7,16 @@ within the next WINDOW bytes reach (to the last comma between them), or, once a 
 proves dense, counting its brackets does, and the C scanner decodes that run in one call.
 Only a container no run holds (longer than the window, or nested deeper than the regex
 looks) gets a frame of its own; [ opened or ] closed back to back are one frame however
-many, so 10,000 levels of arrays cost one step.
+many, and a chain of containers each holding a few small values and then the next is read
+SLICE levels at a time, so 10,000 levels cost a few steps, not 10,000.
 
-Values are kept as Python objects while their estimated size stays within BUDGET; past it,
-the container being read is written back as Go's bytes (what json.Marshal writes for the
-decoded value, by the codec) and comes back as one gojson.GoJSON. The top-level object always
-comes back as a dict, and objects in it stay dicts while they fit, so the fields a dialect
-reads are found as gojson.loads finds them. Go sorts an object's keys: one of more than
-SEGMENT members is sorted a segment at a time and the segments merged, so no object stays in
-memory per member either.
+Values are kept as Python objects while what they cost beyond their text stays within the
+document's size (BUDGET at most), and only in the top 64 levels; past that, a container is
+written back as Go's bytes (what json.Marshal writes for the decoded value, by the codec) and
+comes back as one gojson.GoJSON. The top-level object always comes back as a dict, and the
+objects in it stay dicts while they fit, so the fields a dialect reads are found as
+gojson.loads finds them. Go sorts an object's keys: one of more than SEGMENT members is sorted
+a segment at a time and the segments merged, so no object stays in memory per member either.
 """
 
 from __future__ import annotations
@@ -32,11 +33,16 @@ if TYPE_CHECKING:
 
     from sciontool_py.codec import GoCodec
 
-WINDOW = 256 << 10  # bytes the C scanner decodes at once: at most about 40x that in objects
-BUDGET = 16 << 20  # estimated bytes of Python values kept before containers are written back
+WINDOW = 64 << 10  # bytes the C scanner decodes at once (at most about 40x that in objects), and
+# the regex looks through (its stack: up to 150 bytes a byte)
+BUDGET = 16 << 20  # bytes kept Python values may cost beyond their text (the document's size at most)
 SEGMENT = 1 << 16  # members of an object sorted at once
 BLOCK = 1024  # members per block of a sorted segment: what a merge holds of each segment
 _DEPTH = 4  # levels of containers the regex nests (one more in a run: a [] or {} in the view)
+_COUNTED_DEPTH = 32  # passes of _nests_within: a run found by counting nests 64 levels at most
+SLICE = 200  # levels of a chain read at once (orjson writes 255 at most)
+_KEPT_DEPTH = 64  # levels below which nothing is kept as Python objects
+CHAIN = 4 << 10  # bytes their openings may take: a container that is no chain costs little
 _MAX_DEPTH = gojson.GO_MAX_DEPTH
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # For _plain: a digit is 0, what may follow one in a float (. e E) is ., all else a space.
@@ -73,12 +79,16 @@ def first_value(data: bytes) -> object:
 
 
 def _nested(depth: int) -> bytes:
-    """A whole container at most depth levels deep. Every byte matches one way only (no
-    quantifier over a quantifier), so a failed attempt backtracks in linear time."""
+    """A whole container at most depth levels deep (its brackets' kinds are the C scanner's to
+    check). A stretch of text is taken whole, atomically (a lookahead's group, then that group
+    again), so a failed attempt never splits it anew: backtracking stays linear, and a long
+    stretch is one step of the regex's stack, not one a byte."""
     container = b""
-    for _ in range(depth):
-        inner = rb'(?:[^\[\]{}"]|' + _STRING + (b"|" + container if container else b"") + rb")*"
-        container = rb"(?:\[" + inner + rb"\]|\{" + inner + rb"\})"
+    for level in range(depth):
+        name = b"t%d" % level
+        text = rb"(?=(?P<" + name + rb'>[^\[\]{}"]+))(?P=' + name + rb")"
+        inner = rb"(?:" + text + b"|" + _STRING + (b"|" + container if container else b"") + rb")*"
+        container = rb"[\[{]" + inner + rb"[\]}]"
     return container
 
 
@@ -97,9 +107,64 @@ class _Patterns:
         self.space = re.compile(rb"[ \t\n\r]*")
         self.string = re.compile(_STRING)
         self.key = re.compile(rb"(" + _STRING + rb")[ \t\n\r]*:")
+        self.key_open = re.compile(rb"(" + _STRING + rb")[ \t\n\r]*:[ \t\n\r]*(?=[\[{])")
         self.scalar = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
         self.opens = re.compile(rb"\[(?:[ \t\n\r]*\[)*")
         self.closes = re.compile(rb"\]+")
+        # A chain: containers, each holding a few small values (or members) and then the next.
+        value = rb'(?:[^\[\]{}",\s]+|' + _STRING + b"|" + _nested(2) + rb")"  # tried at each level
+        key = rb"(?:" + _STRING + rb"[ \t\n\r]*:[ \t\n\r]*)"
+        opener = rb"[\[{][ \t\n\r]*(?:" + key + rb"?" + value + rb"[ \t\n\r]*,[ \t\n\r]*)*" + key + rb"?"
+        self.openers = re.compile(rb"(?:" + opener + rb"(?=[\[{])){2,%d}" % SLICE)
+        # Levels holding nothing but the next, or scalars besides: cheaper to try first, since a
+        # container among the values is tried at each level (and fails on the next one).
+        bare = rb"[\[{][ \t\n\r]*" + key + rb"?(?=[\[{])"
+        self.bare_openers = re.compile(rb"(?:" + bare + rb"){2,%d}" % SLICE)
+        scalar = rb'(?:[^\[\]{}",\s]+|' + _STRING + rb")"
+        flat = rb"[\[{][ \t\n\r]*(?:" + key + rb"?" + scalar + rb"[ \t\n\r]*,[ \t\n\r]*)*" + key + rb"?"
+        self.flat_openers = re.compile(rb"(?:" + flat + rb"(?=[\[{])){2,%d}" % SLICE)
+        self.closer = rb"(?:[ \t\n\r]*,[ \t\n\r]*" + key + rb"?" + value + rb")*[ \t\n\r]*[\]}]"
+        self.closers: dict[int, re.Pattern[bytes]] = {}
+        from _json import make_scanner
+
+        self.slice_scan = make_scanner(_SliceContext())  # type: ignore[arg-type]
+        self.plain_slice_scan = make_scanner(_PlainSliceContext())  # type: ignore[arg-type]
+
+    def closers_of(self, levels: int) -> re.Pattern[bytes]:
+        """The closing of levels containers of a chain, each after a few small values."""
+        found = self.closers.get(levels)
+        if found is None:
+            import re
+
+            found = self.closers[levels] = re.compile(rb"(?:" + self.closer + rb"){%d}" % levels)
+        return found
+
+
+# The one value of a slice of a chain that the slice does not hold: the innermost container,
+# read on its own. The slice's text has NaN there (Go refuses NaN, so the document holds none
+# that gets this far), and its bytes are \x01, which Go's bytes never hold raw.
+_INNER = gojson.GoJSON(b"\x01")
+
+
+def _inner(name: str) -> object:
+    if name != "NaN":
+        raise JSONError(f"invalid JSON value {name}")
+    return _INNER
+
+
+class _SliceContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = staticmethod(gojson.number)
+    parse_int = staticmethod(gojson.number)
+    parse_constant = staticmethod(_inner)
+
+
+class _PlainSliceContext(_SliceContext):
+    """For a slice whose numbers are _plain: the builtin int, which the scanner calls in C."""
+
+    parse_int = int  # type: ignore[assignment]
 
 
 _compiled: _Patterns | None = None
@@ -158,8 +223,9 @@ class _Frame:
     """An open container (levels of them for brackets opened back to back): what it holds so far.
 
     Kept: items (an array's values) or members (an object's). Written back: items are pieces of
-    Go's bytes and ropes (lists of them), commas included; members gather until SEGMENT of them
-    are sorted into a _Segment in parts, where members too large for a run (_Big) go too, in order.
+    Go's bytes and ropes (lists of them), commas included; members (a member too large for a run
+    as a _Big) gather until SEGMENT of them are sorted into a _Segment in parts, their _Big ones
+    beside it.
     """
 
     __slots__ = (
@@ -173,10 +239,16 @@ class _Frame:
         "cost",
         "state",
         "dense",
+        "retry",
+        "start",
+        "bigs",
+        "slice_end",
+        "inner",
+        "rewind",
         "exact",
     )
 
-    def __init__(self, is_object: bool, keep: bool, levels: int, key: str) -> None:
+    def __init__(self, is_object: bool, keep: bool, levels: int, key: str, start: int) -> None:
         self.is_object = is_object
         self.keep = keep
         self.levels = levels
@@ -186,7 +258,15 @@ class _Frame:
         self.key = key  # under which it goes into the object it is a member of
         self.cost = 0  # estimated bytes of what it keeps, its kept children's included
         self.state = _FIRST
-        self.dense = False  # its last run filled half a window: count brackets, not regex steps
+        # Runs found by counting brackets, not by the regex's steps: its last run filled half a
+        # window, or a small child closed (many may follow). Not before retry: counting missed.
+        self.dense = False
+        self.retry = start
+        self.start = start  # where it opens
+        self.bigs: list[str] = []  # keys of members set to a _Big since the last segment
+        self.slice_end = 0  # a slice of a chain: where its openers end (0: a container)
+        self.inner: object = None  # a slice's innermost container, as a rope once read
+        self.rewind = start  # where reading starts again when a slice does not close as one
         self.exact = False  # members may hold floats or -0: written back through the number walk
 
 
@@ -195,14 +275,19 @@ class _Reader:
         self.data = data
         self.stack: list[_Frame] = []
         self.depth = 0  # levels open: Go refuses more than 10,000
-        self.spent = 0  # estimated bytes of Python values kept
+        self.spent = 0  # what the Python values kept cost beyond their text, estimated
+        self.budget = min(BUDGET, len(data))  # so that it stays within the 4x of the document's size
         self._codec: GoCodec | None = None
         self._view, self._view_at = b"", 0
         self.p = _patterns()
+        self.no_slices_before = 0  # a slice failed to close: what it covered is read a level at a time
 
     def skip(self, pos: int) -> int:
         """pos after the whitespace at it."""
-        return self.p.space.match(self.data, pos).end()  # type: ignore[union-attr]  # it matches ''
+        data = self.data
+        if pos < len(data) and data[pos] > 0x20:  # most often: no whitespace at all
+            return pos
+        return self.p.space.match(data, pos).end()  # type: ignore[union-attr]  # it matches ''
 
     def codec(self) -> GoCodec:
         """The codec that writes runs and batches back: orjson when installed (Go's bytes at C
@@ -220,7 +305,7 @@ class _Reader:
         pos = self.skip(pos)
         char = data[pos : pos + 1]
         if char == b"[" or char == b"{":
-            return self.container(self.open(pos, ""))
+            return self.container(self.open(pos, "", pos))
         return self.scalar(pos)
 
     def container(self, pos: int) -> tuple[object, int]:
@@ -229,6 +314,12 @@ class _Reader:
         while True:
             frame = stack[-1]
             pos = self.skip(pos)
+            if frame.slice_end:  # a slice of a chain: its innermost container, then its closing
+                if frame.inner is None:
+                    pos = self.open(pos, "", pos)
+                else:
+                    pos = self.close_slice(frame, pos)
+                continue
             char = data[pos : pos + 1]
             closer = b"}" if frame.is_object else b"]"
             state = frame.state
@@ -248,10 +339,11 @@ class _Reader:
     def element(self, frame: _Frame, pos: int) -> int:
         """Read a run of values at pos, or the one value no run can hold; the position after."""
         data = self.data
-        if frame.dense and self.depth + 2 * _DEPTH <= _MAX_DEPTH:
+        start = pos
+        if frame.dense and pos >= frame.retry:
             comma = _dense_cut(data, pos, min(len(data), pos + WINDOW))
             run = data[pos:comma] if comma > pos else b""
-            if run and _shallow(run):
+            if run and _nests_within(run, min(_COUNTED_DEPTH, (_MAX_DEPTH - self.depth) // 2)):
                 plain = not frame.keep and _plain(run)
                 try:
                     values = self.decode_run(run, pos, frame.is_object, plain)
@@ -261,7 +353,14 @@ class _Reader:
                     self.store(frame, run, values, plain)
                     frame.state = _NEXT
                     return comma + 1
-            frame.dense = False  # the regex decides
+            frame.dense = False  # the regex decides, for a window at least
+            frame.retry = pos + WINDOW
+        if frame.is_object and frame is not self.stack[0]:
+            # A member whose value is a container, in an object that was too large for a run
+            # itself: a link of a chain, most likely, which no run would hold either.
+            found = self.p.key_open.match(data, pos)
+            if found is not None:
+                return self.open(found.end(), _string(data, found.start(1), found.end(1)), pos)
         if self.depth + _DEPTH + 1 > _MAX_DEPTH:  # near Go's limit: every container gets a frame
             pattern, view, at = self.p.run_flat, data, 0
         else:
@@ -291,7 +390,7 @@ class _Reader:
             pos = self.skip(found.end())
         char = data[pos : pos + 1]
         if char == b"[" or char == b"{":
-            return self.open(pos, key)
+            return self.open(pos, key, start)
         value, pos = self.scalar(pos)
         self.add(frame, key, value, False)
         frame.state = _AFTER
@@ -308,8 +407,9 @@ class _Reader:
             at = pos
         return view, at
 
-    def open(self, pos: int, key: str) -> int:
-        """Push a frame for the bracket(s) at pos; the position after them."""
+    def open(self, pos: int, key: str, rewind: int) -> int:
+        """Push a frame for the bracket(s) at pos (its member or element starting at rewind); the
+        position after them."""
         data, stack = self.data, self.stack
         if data[pos] == 0x7B:  # {
             is_object, levels, end = True, 1, pos + 1
@@ -317,17 +417,84 @@ class _Reader:
             found = self.p.opens.match(data, pos)
             assert found is not None
             is_object, levels, end = False, found.group().count(b"["), found.end()
+        # [ back to back are one frame already; else a chain may be read a slice at a time.
+        if levels == 1 and stack and not stack[-1].keep and pos >= self.no_slices_before:
+            sliced = self.open_slice(pos, key, rewind)
+            if sliced:
+                return sliced
         self.depth += levels
         if self.depth > _MAX_DEPTH:
             raise JSONError(f"invalid JSON: exceeded max depth of {_MAX_DEPTH}")
-        cost = 80 * levels
-        keep = not stack or (stack[-1].keep and self.spent + cost <= BUDGET)
-        frame = _Frame(is_object, keep, levels, key)
+        cost = 200 * levels  # a container of a few values, as a level of a chain holds
+        # Kept within the budget, and only near the top: no dialect reads a field 64 levels down,
+        # and a deep chain written back is read 200 levels at a time, not one.
+        keep = not stack or (
+            stack[-1].keep and self.depth <= _KEPT_DEPTH and self.spent + cost <= self.budget
+        )
+        frame = _Frame(is_object, keep, levels, key, pos)
         if keep:
             frame.cost = cost
             self.spent += cost
         stack.append(frame)
         return end
+
+    def open_slice(self, pos: int, key: str, rewind: int) -> int:
+        """Push a frame for up to SLICE levels of a chain at pos, each holding a few small values
+        and then the next (only its innermost container is read on its own); the position of
+        that container, or 0 when there is no such chain at pos."""
+        data = self.data
+        end = min(len(data), pos + CHAIN)
+        found, levels = None, 0
+        for pattern in (self.p.bare_openers, self.p.flat_openers, self.p.openers):  # the longest
+            match = pattern.match(data, pos, end)
+            if match is not None and (found is None or match.end() > found.end()):
+                found, levels = match, gojson.nesting(match.group())[0]
+                if levels == SLICE:
+                    break
+        if found is None:
+            return 0
+        text = found.group()
+        if self.depth + levels + _DEPTH + 1 > _MAX_DEPTH or b"NaN" in text or b"Infinity" in text:
+            return 0
+        self.depth += levels
+        frame = _Frame(text[0:1] == b"{", False, levels, key, pos)
+        frame.slice_end = found.end()
+        frame.rewind = rewind
+        self.stack.append(frame)
+        return found.end()
+
+    def close_slice(self, frame: _Frame, pos: int) -> int:
+        """The closing of a slice whose innermost container was read: the slice decoded and
+        written back in one step each, the container's rope where NaN stood; the position after.
+        When it does not close so, its text is read again a level at a time."""
+        data = self.data
+        found = self.p.closers_of(frame.levels).match(data, pos, min(len(data), pos + WINDOW))
+        out = b""
+        if found is not None and b"NaN" not in found.group() and b"Infinity" not in found.group():
+            raw = data[frame.start : frame.slice_end] + b"NaN" + found.group()
+            plain = _plain(raw)
+            text = gojson.decode_utf8(raw)
+            if "\\ud" in text or "\\uD" in text:
+                text = gojson.replace_surrogate_escapes(text)
+            try:
+                value, end = (self.p.plain_slice_scan if plain else self.p.slice_scan)(text, 0)
+            except (StopIteration, ValueError, SystemError):  # JSONError too: bad JSON is read again
+                end = -1
+            if end == len(text):
+                codec = self.codec()
+                out = (codec.marshal_plain if plain else codec.marshal_bytes)(value)
+        self.stack.pop()
+        self.depth -= frame.levels
+        if out.count(b"\x01") != 1:
+            self.no_slices_before = pos + 1  # past the innermost container: once is enough
+            return frame.rewind  # read again, a level at a time
+        cut = out.index(b"\x01")
+        parent = self.stack[-1]
+        self.add(parent, frame.key, [out[:cut], frame.inner, out[cut + 1 :]], True)
+        parent.state = _AFTER
+        if (found.end() - frame.start) * 16 < WINDOW:  # type: ignore[union-attr]
+            parent.dense = True
+        return found.end()  # type: ignore[union-attr]
 
     def take(self, frame: _Frame, start: int, stop: int) -> None:
         """Decode the run data[start:stop] into frame."""
@@ -363,7 +530,7 @@ class _Reader:
                 frame.members.update(values)
             else:
                 frame.items += values
-            if self.spent > BUDGET and not (frame.is_object and frame is self.stack[0]):
+            if self.spent > self.budget and not (frame.is_object and frame is self.stack[0]):
                 self.let_go(frame)  # the envelope's own object stays one, whatever it holds
         elif frame.is_object:
             frame.members.update(values)
@@ -388,10 +555,16 @@ class _Reader:
             self.flush(frame)
 
     def flush(self, frame: _Frame) -> None:
-        """frame's members so far become a sorted segment."""
-        if not frame.members:
+        """frame's members so far become a sorted segment, and their _Big ones parts of their own
+        (their keys are the segment's no longer: which comes first does not matter)."""
+        members = frame.members
+        for key in dict.fromkeys(frame.bigs):
+            if type(members.get(key)) is _Big:
+                frame.parts.append((key, members.pop(key)))  # type: ignore[arg-type]
+        frame.bigs = []
+        if not members:
             return
-        items = sorted(frame.members.items())
+        items = sorted(members.items())
         codec = self.codec()
         marshal = codec.marshal_bytes if frame.exact else codec.marshal_plain
         blocks = [marshal(dict(items[i : i + BLOCK]))[1:-1] for i in range(0, len(items), BLOCK)]
@@ -401,6 +574,9 @@ class _Reader:
 
     def add(self, frame: _Frame, key: str, value: object, is_rope: bool) -> None:
         """A value no run held into frame: a scalar, or a closed child (a rope when written back)."""
+        if frame.slice_end:
+            frame.inner = value  # a rope: a slice's frames are written back
+            return
         if frame.keep:
             if is_rope:
                 value = gojson.GoJSON(_flatten(value))  # type: ignore[arg-type]
@@ -410,10 +586,9 @@ class _Reader:
                 frame.items.append(value)
         elif frame.is_object:
             if is_rope:
-                self.flush(frame)  # the members before it stay before it: the last one wins
-                frame.parts.append((key, _Big(value)))  # type: ignore[arg-type]
-            else:
-                frame.members[key] = value
+                value = _Big(value)  # type: ignore[arg-type]
+                frame.bigs.append(key)
+            frame.members[key] = value
         else:
             if frame.items:
                 frame.items.append(b",")
@@ -462,18 +637,28 @@ class _Reader:
                 parent.cost += frame.cost
             self.add(parent, frame.key, value, not frame.keep)
             parent.state = _AFTER
-            if not count:
-                return None, end
+            if (end - count - frame.start) * 16 < WINDOW:  # a small child: many more may follow
+                parent.dense = True
+            if not count or parent.slice_end:  # a slice matches its own closing
+                return None, end - count
             if parent.is_object:  # a ] where the object wants } (or a comma)
                 raise _error(data, end - count, "Expecting ',' or '}' delimiter")
 
     def object_rope(self, frame: _Frame) -> list[object]:
         """Go's bytes of a written-back object: its members sorted by key, the last of a key winning."""
-        if not frame.parts:
-            return [b"{", self.codec().marshal_bytes(frame.members)[1:-1], b"}"]
+        members = frame.members
+        if not frame.parts:  # what it holds fits in memory: sorted at once
+            if len(members) == 1:
+                ((key, value),) = members.items()
+                if type(value) is _Big:  # a link of a chain: its one member too large for a run
+                    return [b"{", GO.marshal_bytes(key), b":", value.rope, b"}"]
+            rope: list[object] = [b"{"]
+            self.write_sorted(rope, members, frame.bigs, not frame.exact)
+            rope.append(b"}")
+            return rope
         self.flush(frame)
         parts = frame.parts
-        rope: list[object] = [b"{"]
+        rope = [b"{"]
         if len(parts) == 1 and isinstance(parts[0], _Segment):
             for block in parts[0].blocks:
                 _comma(rope)
@@ -547,22 +732,21 @@ def _last_comma(data: bytes, run: re.Pattern[bytes], found: re.Match[bytes], pos
 
 
 def _cost(run: bytes) -> int:
-    """About what the run's values cost as Python objects (a container 80 bytes, a value 40, a
-    string 50 and its text)."""
+    """About what the run's values cost as Python objects beyond their text: a container 80
+    bytes, a value 40, a string 50 (a long string costs its text: counted in the document's)."""
     return (
-        len(run)
-        + 80 * (run.count(b"[") + run.count(b"{"))
+        80 * (run.count(b"[") + run.count(b"{"))
         + 40 * (run.count(b",") + run.count(b":"))
         + 25 * run.count(b'"')
     )
 
 
-def _shallow(run: bytes) -> bool:
-    """Whether run's containers nest at most 2 * _DEPTH deep, as the regex's do at most _DEPTH:
-    the C scanner nests 10,000 deep on Python 3.13, and Go's limit is counted in frames. Each
-    pass takes out the innermost [] then {} (one level at least, two at most)."""
+def _nests_within(run: bytes, passes: int) -> bool:
+    """Whether run's containers nest at most 2 * passes deep: the C scanner nests 10,000 deep
+    on Python 3.13 (about 1,000 before), and Go's limit is counted in frames. Each pass takes out
+    the innermost [] then {}: one level at least, two at most."""
     shape = gojson.brackets(run)[0]
-    for _ in range(_DEPTH):
+    for _ in range(passes):
         if not shape:
             return True
         shape = shape.replace(b"[]", b"").replace(b"{}", b"")
@@ -594,6 +778,9 @@ def _string(data: bytes, start: int, stop: int) -> str:
     """The JSON string data[start:stop] (quotes included), as Go decodes it."""
     from _json import scanstring
 
+    raw = data[start + 1 : stop - 1]
+    if raw.isascii() and b"\\" not in raw and (not raw or min(raw) >= 0x20):  # a plain key
+        return raw.decode()
     text = gojson.decode_utf8(data[start:stop])
     if "\\ud" in text or "\\uD" in text:
         text = gojson.replace_surrogate_escapes(text)

@@ -25,6 +25,8 @@ def small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gojson_bounded, "BUDGET", 1500)
     monkeypatch.setattr(gojson_bounded, "SEGMENT", 8)
     monkeypatch.setattr(gojson_bounded, "BLOCK", 3)
+    monkeypatch.setattr(gojson_bounded, "SLICE", 3)  # chains read three levels at a time
+    monkeypatch.setattr(gojson_bounded, "_compiled", None)  # the patterns, with SLICE
 
 
 def go(text: bytes) -> str:
@@ -79,6 +81,38 @@ def damaged(draw: st.DrawFn) -> bytes:
         text = text[:at] + cut + text[at + 1 :]
     nest = draw(st.integers(0, 12))
     return b"[" * nest + text + b"]" * nest
+
+
+@st.composite  # a strategy, beside the chains of test_depth_is_gos_ten_thousand_levels
+def linked(draw: st.DrawFn) -> str:
+    """Containers nested 2 to 40 deep, each with a few small values (or members) around the next."""
+    levels = draw(
+        st.lists(
+            st.tuples(st.booleans(), st.lists(scalars, max_size=2), st.lists(scalars, max_size=2)),
+            min_size=2,
+            max_size=40,
+        )
+    )
+    text = draw(documents(4))
+    for is_object, before, after in reversed(levels):
+        space = draw(spaces)
+        if is_object:
+            members = (
+                [f"{draw(keys)}:{v}" for v in before]
+                + [f"{draw(keys)}:{space}{text}"]
+                + [f"{draw(keys)}:{v}" for v in after]
+            )
+            text = "{" + space + ("," + space).join(members) + "}"
+        else:
+            text = "[" + ",".join([*before, text, *after]) + space + "]"
+    return text
+
+
+@FUZZ
+@given(linked())
+def test_every_chain_decodes_as_go_decodes_it(small: None, text: str) -> None:
+    data = ('{"x":[' + text + "," + text + "]}").encode("utf-8", "surrogatepass")
+    assert bounded(data) == go(data)
 
 
 @FUZZ

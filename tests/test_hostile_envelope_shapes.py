@@ -41,6 +41,13 @@ def shapes() -> Iterator[tuple[str, bytes, bytes, bytes]]:
     yield "small strings", b'"ab"', HEAD, b"}"
     yield "small objects", b'{"a":1}', HEAD, b"}"
     yield "floats", b"1.5e-7", HEAD, b"}"
+    # One level deeper than the reader's regex looks: each would take frames of its own.
+    yield "small arrays 5 deep", b"[[[[[1]]]]],[2]", HEAD, b"}"
+    yield "small objects 5 deep", b'{"a":{"b":{"c":{"d":{"e":1}}}}}', HEAD, b"}"
+    # Chains 9,990 deep: a level each would be a frame each (2.8 million of them).
+    yield "objects 9,990 deep", b'{"a":' * 9_989 + b"{}" + b"}" * 9_989, HEAD, b"}"
+    yield "arrays 9,990 deep, a value in each", b"[0," * 9_989 + b"[]" + b"]" * 9_989, HEAD, b"}"
+    yield "objects 9,990 deep, a member in each", b'{"v":0,"a":' * 9_989 + b"{}" + b"}" * 9_989, HEAD, b"}"
 
 
 @TIMED
@@ -56,8 +63,8 @@ def test_16_mib_of_any_shape_costs_memory_and_cpu_linear_and_small(
     ran = measured([sys.executable, "-m", "sciontool_py", "hook"], envelope, env)
     assert (ran.code, ran.stderr) == (0, ""), ran
     assert agent.info["activity"] == "executing" and agent.info["toolName"] == "Bash"
-    assert ran.rss_mib < 4 * size + 40, ran  # before: 547 MiB for empty arrays, 780 for numbers
-    assert ran.cpu < 5, ran  # before: 4.8 s (empty arrays) to 30 s (numbers 1,001 levels down)
+    assert ran.rss_mib < 4 * size + 40, ran  # before: 337 to 933 MiB
+    assert ran.cpu < 5, ran  # before: 2.2 to 24 s
 
 
 @TIMED
@@ -119,3 +126,18 @@ def test_a_slow_writer_is_refused_at_the_deadline_without_a_decode_per_pause(
     assert 10 <= ran.wall < HANG_BOUND + 10, ran
     assert ran.cpu < 3, ran  # before, each pause decoded it all again: seconds per pause
     assert ran.rss_mib < 4 * 60 + 40, ran
+
+
+@TIMED
+def test_a_dense_payload_of_the_positional_form_costs_no_more(agent: Agent, tmp_path: Path) -> None:
+    # `hook preToolUse` (Copilot CLI's form): its payload on stdin, up to 4 MiB, is read the same way.
+    payload = tmp_path / "payload.json"
+    write_array(payload, b"[]", 4 * MIB - 64, b'{"sessionId":"s","toolName":"bash","toolArgs":', b"}")
+    env = {**agent.env, "SCION_TELEMETRY_ENABLED": "false"}
+    ran = measured(
+        [sys.executable, "-m", "sciontool_py", "hook", "preToolUse", "--dialect=copilot"], payload, env
+    )
+    assert (ran.code, ran.stderr) == (0, ""), ran
+    assert agent.info["activity"] == "executing" and agent.info["toolName"] == "bash"
+    assert ran.rss_mib < 4 * 4 + 40, ran  # before: 151 MiB
+    assert ran.cpu < 5, ran
