@@ -68,6 +68,11 @@ class GoCodec:
         """marshal, encoded (UTF-8)."""
         return gojson.dumps(value).encode()
 
+    def marshal_plain(self, value: object) -> bytes:
+        """marshal_bytes of a value that holds no float and no integer past 2^53 (gojson_bounded
+        decodes runs without them so): a codec may then write its numbers without looking."""
+        return self.marshal_bytes(value)
+
     def payload_text(self, value: object) -> object:
         """What event data holds for a payload field (tool_input, tool_output) whose value is
         not a string: the text of marshal(value), which fields() writes as a JSON string. Here
@@ -121,6 +126,7 @@ def number_walker(
     integer 0 sets wrote_zero[0]: it may have been a -0 (see GoCodec.__init__)."""
     floats: dict[float, object] = {}
     zero = [False] if wrote_zero is None else wrote_zero
+    go_json = gojson.GoJSON
 
     def walk(value: Any) -> Any:
         kind = type(value)
@@ -157,6 +163,8 @@ def number_walker(
                 new = walk(item)
                 if new is item:
                     continue
+            elif kind is go_json:  # Go's bytes already (gojson_bounded)
+                new = fragment(item.data)
             else:  # bool, None
                 continue
             if copy is None:
@@ -216,11 +224,26 @@ class OrjsonCodec(GoCodec):
             # stopped before a zero.
             self.wrote_zero[0] = True
             return gojson.dumps(value).encode()
-        # Go's escapes that orjson does not write: < > & and U+2028/9.
+        # Go's escapes that orjson does not write: < > & and U+2028/9 (inline: normalize's
+        # per-line path; _go_escapes elsewhere).
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
         if not out.isascii():
             out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
         return out
+
+    def marshal_plain(self, value: object) -> bytes:
+        # orjson writes such integers as Go does: no number to hand it as Go's bytes.
+        try:
+            out: bytes = self._dumps(value, default=self._go_json, option=self._sort_keys)
+        except (TypeError, RecursionError):  # 255 levels: as marshal_bytes
+            return self.marshal_bytes(value)
+        return _go_escapes(out)
+
+    def _go_json(self, value: object) -> object:
+        """orjson's default for what it cannot write: a GoJSON, as its bytes."""
+        if type(value) is not gojson.GoJSON:
+            raise TypeError
+        return self._fragment(value.data)
 
     def marshal(self, value: object) -> str:
         return self.marshal_bytes(value).decode()
@@ -269,6 +292,14 @@ class OrjsonCodec(GoCodec):
                     out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
                     break
         return out
+
+
+def _go_escapes(out: bytes) -> bytes:
+    """orjson's bytes with Go's escapes that orjson does not write: < > & and U+2028/9."""
+    out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    if not out.isascii():
+        out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    return out
 
 
 GO = GoCodec()

@@ -22,7 +22,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 
-def _number(text: str) -> float:
+class GoJSON:
+    """A container kept as the bytes Go's json.Marshal writes for it, not as Python objects:
+    gojson_bounded returns one for a part of a large document too dense to hold. dumps writes
+    it as it is; nothing looks into it."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def kind(self) -> str:
+        return "an object" if self.data.startswith(b"{") else "an array"
+
+
+def number(text: str) -> float:
+    """A JSON number as Go reads it into interface{}: a float64; out of its range is an error."""
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise JSONError(f"number {text[:40]} is out of range")
@@ -39,12 +54,23 @@ class _Context:
     strict = True
     object_hook = None
     object_pairs_hook = None
-    parse_float = staticmethod(_number)
-    parse_int = staticmethod(_number)
+    parse_float = staticmethod(number)
+    parse_int = staticmethod(number)
     parse_constant = staticmethod(_reject_constant)
 
 
-_scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
+class _PlainNumbers(_Context):
+    """The builtin int and float, which the scanner calls without a Python frame: for text
+    whose numbers they read as Go would (gojson_bounded checks that first)."""
+
+    parse_float = float  # type: ignore[assignment]
+    parse_int = int  # type: ignore[assignment]
+
+
+# scan(text, index) -> (value, end): one value, as Go decodes it. Raises StopIteration,
+# ValueError or SystemError on bad JSON, RecursionError past about 1,000 levels.
+scan = _make_scanner(_Context())  # type: ignore[arg-type]  # typeshed wants a JSONDecoder
+scan_plain = _make_scanner(_PlainNumbers())  # type: ignore[arg-type]
 
 
 def _lone_surrogate() -> re.Pattern[str]:
@@ -66,6 +92,9 @@ def _explain(text: str) -> str:
     return "invalid JSON"
 
 
+LARGE = 256 << 10  # bytes: a larger document is read by gojson_bounded, in memory linear in its size
+
+
 def loads(text: str, go_depth: bool = False) -> object:
     """Decode like Go's ``json.Unmarshal`` into ``interface{}``.
 
@@ -74,9 +103,9 @@ def loads(text: str, go_depth: bool = False) -> object:
     with a slower iterative parser (state files, capped at 1 MiB, ask for it).
     """
     if "\\ud" in text or "\\uD" in text:
-        text = _replace_surrogate_escapes(text)
+        text = replace_surrogate_escapes(text)
     try:
-        value, end = _scan(text, _skip_ws(text, 0))
+        value, end = scan(text, _skip_ws(text, 0))
     except RecursionError:
         if go_depth:
             return _loads_deep(text)
@@ -93,18 +122,33 @@ def loads(text: str, go_depth: bool = False) -> object:
     return value
 
 
-def first_value(text: str) -> object:
-    """The JSON value text starts with (after whitespace), as loads decodes it; what follows
-    it is ignored. JSONError when text does not start with a complete value."""
-    if "\\ud" in text or "\\uD" in text:
-        text = _replace_surrogate_escapes(text)
-    try:
-        value, _ = _scan(text, _skip_ws(text, 0))
-    except RecursionError:
-        raise JSONError("invalid JSON: nested too deeply") from None
-    except (StopIteration, ValueError, SystemError):
-        raise JSONError("invalid JSON") from None
-    return value
+# Every byte but the quote and the brackets: all that the nesting of JSON depends on.
+_NOT_NESTING = bytes(range(256)).translate(None, b'"[]{}')
+
+
+def brackets(text: bytes, in_string: bool = False) -> tuple[bytes, bool]:
+    """The brackets of JSON text outside its strings, in order, and whether text ends inside
+    a string, for text starting inside one or not: passes in C, however many values text
+    holds. text must not end in an odd run of backslashes (a cut escape)."""
+    # Escaped backslashes, then escaped quotes, go: each quote left opens or closes a string.
+    # Then quotes side by side go: what lay between them (nothing, or what separates two
+    # strings) holds no bracket, so no bracket changes sides.
+    shape = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_NESTING)
+    shape = shape.replace(b'""', b"")
+    if b'"' in shape:
+        parts = shape.split(b'"')
+        shape = b"".join(parts[1::2] if in_string else parts[::2])
+        in_string ^= len(parts) % 2 == 0  # an odd number of quotes
+    elif in_string:
+        return b"", True
+    return shape, in_string
+
+
+def nesting(text: bytes, in_string: bool = False) -> tuple[int, bool]:
+    """How far JSON text moves the nesting depth ([ and { outside strings +1, ] and } -1), and
+    whether it ends inside a string (as brackets)."""
+    shape, in_string = brackets(text, in_string)
+    return shape.count(b"[") + shape.count(b"{") - shape.count(b"]") - shape.count(b"}"), in_string
 
 
 def decode_utf8(data: bytes) -> str:
@@ -139,7 +183,7 @@ def _skip_ws(text: str, pos: int) -> int:
 _escape_pattern: re.Pattern[str] | None = None
 
 
-def _replace_surrogate_escapes(text: str) -> str:
+def replace_surrogate_escapes(text: str) -> str:
     """text with each unpaired UTF-16 escape written \\ufffd, as Go's decoder reads it.
 
     Done on the text, before decoding: keys that become equal then collide as Go's do
@@ -232,6 +276,8 @@ def _encode(value: object, out: list[str], indent: str | None, depth: int) -> No
         if indent is not None:
             out.append("\n" + indent * depth)
         out.append("}" if is_dict else "]")
+    elif type(value) is GoJSON:
+        out.append(value.data.decode())
     else:
         raise JSONError(f"cannot encode a {type(value).__name__} as JSON")
 
@@ -388,7 +434,7 @@ def _deep_number(text: str, pos: int) -> tuple[float, int]:
         if pos < len(text) and text[pos] in "+-":
             pos += 1
         pos = _digits(text, pos, start)
-    return _number(text[start:pos]), pos
+    return number(text[start:pos]), pos
 
 
 def _digits(text: str, pos: int, start: int) -> int:

@@ -50,14 +50,13 @@ def read_optional_object(
 
 
 def _object(data: bytes) -> dict[str, object] | Ignored:
-    from sciontool_py import gojson
     from sciontool_py.errors import JSONError
+    from sciontool_py.gojson_bounded import first_value
 
-    text = gojson.decode_utf8(data)
-    if not text.strip():
+    if not data.strip():
         return Ignored("stdin is empty")
     try:
-        value = gojson.first_value(text)
+        value = first_value(data)  # to Go's depth, in memory linear in its size whatever its shape
     except JSONError as exc:
         return Ignored(f"stdin: {exc}")
     if not isinstance(value, dict):

@@ -9,13 +9,17 @@ from the first byte (what arrived is used when it is a complete object,
 else refused); no byte at all within first_byte_wait (an empty stdin).
 `hook` reads its envelope through read_envelope; `hook EVENT` (whose stdin
 may never come) can pass a short first_byte_wait.
+
+Whether the bytes so far make one object is followed as they come (_Shape),
+never by decoding them: a writer pausing after every chunk of a huge envelope
+would otherwise have it decoded again at every pause.
 """
 
 from __future__ import annotations
 
 import os
 
-from sciontool_py.errors import EventError, JSONError
+from sciontool_py.errors import EventError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
@@ -73,13 +77,13 @@ def _read_pipe(fd: int, limit: int, deadline: float, first_byte_wait: float) -> 
     poller.register(fd, select.POLLIN)
     end = time.monotonic() + first_byte_wait  # until the first byte, then deadline after it
     data = bytearray()
-    tried = -1  # the length of the buffer last tried as a whole object
+    shape = _Shape()
     while True:
         left = end - time.monotonic()
         if left <= 0:
             if not data:
                 return b""  # nothing came: read as an empty stdin
-            if _complete_object(data):
+            if shape.whole_object():
                 return bytes(data)
             raise EventError(
                 f"stdin still open {deadline:g} s after its first byte without a complete JSON "
@@ -88,10 +92,8 @@ def _read_pipe(fd: int, limit: int, deadline: float, first_byte_wait: float) -> 
         if not poller.poll(int(min(left, _PAUSE) * 1000) + 1):
             # The writer paused: an object already whole is the envelope, whether or not
             # the pipe is ever closed.
-            if len(data) != tried and data.rstrip().endswith(b"}"):
-                tried = len(data)
-                if _complete_object(data):
-                    return bytes(data)
+            if shape.whole_object():
+                return bytes(data)
             continue
         chunk = os.read(fd, min(_CHUNK, limit + 1 - len(data)))
         if not chunk:
@@ -100,12 +102,37 @@ def _read_pipe(fd: int, limit: int, deadline: float, first_byte_wait: float) -> 
             end = time.monotonic() + deadline
         data += chunk
         _refuse_past(data, limit)
+        shape.feed(chunk)
 
 
-def _complete_object(data: bytearray) -> bool:
-    from sciontool_py import gojson
+_SPACE = b" \t\n\r"
 
-    try:
-        return isinstance(gojson.loads(gojson.decode_utf8(bytes(data))), dict)
-    except JSONError:
-        return False
+
+class _Shape:
+    """Whether a stream's bytes so far are one JSON object (then whitespace), followed chunk by
+    chunk (gojson.nesting: passes in C). Not a validation: bytes it takes for a whole object
+    may still be refused by the decoder."""
+
+    __slots__ = ("depth", "in_string", "carry", "first", "last")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+        self.carry = b""  # a backslash escaping the next chunk's first byte
+        self.first = b""  # the first byte that is not whitespace
+        self.last = b""  # the last such byte
+
+    def whole_object(self) -> bool:
+        return self.first == b"{" and self.last == b"}" and not self.depth and not self.in_string
+
+    def feed(self, chunk: bytes) -> None:
+        from sciontool_py.gojson import nesting
+
+        if not self.first:
+            self.first = chunk.lstrip(_SPACE)[:1]
+        self.last = chunk.rstrip(_SPACE)[-1:] or self.last
+        data = self.carry + chunk
+        odd = (len(data) - len(data.rstrip(b"\\"))) % 2
+        self.carry = data[-1:] if odd else b""  # it escapes the next chunk's first byte
+        depth, self.in_string = nesting(data[:-1] if odd else data, self.in_string)
+        self.depth += depth

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sciontool_py import fs, gojson
+from sciontool_py import fs, gojson, gojson_bounded
 from sciontool_py.errors import JSONError
 
 DEPTH = 2_000  # past the C scanner's recursion, far inside Go's bound
@@ -60,11 +60,13 @@ def test_a_document_deeper_than_go_reads_is_refused() -> None:
 
 
 def test_the_first_value_of_a_stream_keeps_its_text_as_go_reads_it() -> None:
-    assert gojson.first_value(' {"a": "\\ud800x"} trailing') == {"a": "\ufffdx"}
-    with pytest.raises(JSONError, match="nested too deeply"):
-        gojson.first_value("[" * 100_000)
+    assert gojson_bounded.first_value(b' {"a": "\\ud800x"} trailing') == {"a": "\ufffdx"}
+    deep = b"[" * 5_000 + b"1" + b"]" * 5_000
+    assert gojson.dumps(gojson_bounded.first_value(deep + b" trailing")) == deep.decode()  # Go's depth
+    with pytest.raises(JSONError, match="exceeded max depth of 10000"):
+        gojson_bounded.first_value(b"[" * 100_000)
     with pytest.raises(JSONError, match=r"^invalid JSON$"):
-        gojson.first_value("{")
+        gojson_bounded.first_value(b"{")
 
 
 def test_why_a_text_is_not_json_is_said_in_one_line() -> None:

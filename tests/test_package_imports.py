@@ -207,6 +207,7 @@ def fine(limits):
 KNOWN_STATE = {
     "sciontool_py.dialect.load": {"_scanner"},  # a memo
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
+    "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
 }
 
 

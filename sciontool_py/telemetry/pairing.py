@@ -82,6 +82,8 @@ def _read(home: str) -> tuple[dict[str, object], str]:
         return {}, failure(exc)
     except ValueError as exc:
         return {}, f"{FILE}: {exc}"
+    except RecursionError:  # the json package recurses: past about 1,000 levels the file is damaged
+        return {}, f"{FILE}: nested too deeply"
     return (found, "") if isinstance(found, dict) else ({}, f"{FILE}: not a JSON object")
 
 

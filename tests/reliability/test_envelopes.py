@@ -189,16 +189,17 @@ def test_a_transcript_path_that_is_not_a_regular_file_is_ignored(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_an_over_long_transcript_line_ends_the_scan_in_bounded_memory(tmp_path: Path) -> None:
-    # Scion's bufio.Scanner (16 MiB buffer) stops at a longer line: what came before counts.
+def test_an_over_long_transcript_line_ends_the_reading_back_in_bounded_memory(tmp_path: Path) -> None:
+    # The transcript is read from its end: a line longer than what is read back (Scion's
+    # scanner stops at one over 16 MiB) ends the reading, and what came after it counts.
     transcript = tmp_path / "t.jsonl"
+    before = {"type": "assistant", "message": {"content": "before the long line: never read"}}
     reply = {"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}}
-    later = {"type": "assistant", "message": {"content": "never read"}}
     with open(transcript, "wb") as out:
-        out.write(b"[" * 100_000 + b"\n")  # nested too deeply for the JSON parser: skipped
-        out.write(json.dumps(reply).encode() + b"\n")
+        out.write(json.dumps(before).encode() + b"\n")
         out.write(b'{"type": "assistant", "pad": "' + b"x" * (48 << 20) + b'"}\n')
-        out.write(json.dumps(later).encode() + b"\n")
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.write(b"[" * 100_000 + b"\n")  # nested too deeply for Go's decoder: skipped
     tracemalloc.start()
     try:
         event = normalize(find_dialect("claude"), claude_stop(str(transcript)))
@@ -206,4 +207,4 @@ def test_an_over_long_transcript_line_ends_the_scan_in_bounded_memory(tmp_path: 
     finally:
         tracemalloc.stop()
     assert event.data["assistant_text"] == "done"
-    assert peak < 40 << 20, peak  # one 16 MiB read buffer at a time, never the 48 MiB line
+    assert peak < 40 << 20, peak  # what is read back (4 MiB), never the 48 MiB line
