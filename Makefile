@@ -6,7 +6,7 @@ BASE := $(VENV)/.base-installed# the package and its dependencies: all `make dem
 DEV := $(VENV)/.dev-installed# plus the dev, ADK and agentino extras: what tests, lint and bench need
 FLOOR := .venv-floor
 
-.PHONY: demo test test-floor test-pythons lint bench fuzz e2e clean
+.PHONY: demo test dist test-floor test-pythons lint bench fuzz e2e clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,16 +24,24 @@ demo: $(BASE)
 	@$(BIN)/python examples/demo.py
 
 lint: $(DEV)
-	$(BIN)/ruff check sciontool_py tests benchmarks examples e2e
-	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e
+	$(BIN)/ruff check sciontool_py tests benchmarks examples e2e hatch_build.py
+	$(BIN)/ruff format --check sciontool_py tests benchmarks examples e2e hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/mypy --config-file tests/mypy.ini tests
 
 # Compiled first, as an installed wheel is: the suite starts hundreds of `sciontool`
 # processes, and with PYTHONDONTWRITEBYTECODE set each would compile the package anew.
 test: lint
+	$(BIN)/python -m pip check
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/pytest
+
+# The sdist and wheel as an index would get them, built in an isolated environment from
+# [build-system], and their metadata checked as the index renders it (CI runs it after `make test`).
+dist: $(DEV)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+	$(BIN)/twine check --strict dist/*
 
 # The CLI smoke tests against the oldest versions pyproject.toml allows (CI runs it after `make test`).
 $(FLOOR)/.installed: pyproject.toml tests/floor_constraints.py

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 
 from harness import LOG, Harness, Tui
-from session import Run
+from session import CACHE, Run
+
+# opencode installs @opencode-ai/plugin into its config folder at a start, and waits for that
+# install once a plugin is to be loaded: each throwaway HOME gets the folder as opencode leaves
+# it after its own install (made once into the cache), so no run waits for the registry.
+PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
+CONFIG_SEED = "opencode-config"
 
 EXPECTED = [
     ("session.created", {"activity": "working", LOG: "[starting] Session started"}),
@@ -37,7 +44,13 @@ def setup(run: Run) -> dict[str, str]:
         },
     }
     (run.project / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
-    print(run.sciontool("harness", "install", "opencode", "--project", str(run.project)), end="")
+    seed, folder = CACHE / CONFIG_SEED, run.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(seed / name, folder / name)
+    (folder / "node_modules").symlink_to(seed / "node_modules")
+    # The user's plugin folder: a project's .opencode/ would be one more folder to install into.
+    print(run.sciontool("harness", "install", "opencode", "--user"), end="")
     return run.env(
         OPENCODE_DISABLE_MODELS_FETCH="1",
         OPENCODE_DISABLE_AUTOUPDATE="1",
@@ -75,4 +88,6 @@ HARNESS = Harness(
     expected=EXPECTED,
     api_error=400,  # opencode retries a 500 for minutes; a 400 it does not
     tui=TUI,
+    extra=(PLUGIN_PACKAGE,),
+    extra_prefix=CONFIG_SEED,
 )

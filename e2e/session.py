@@ -88,9 +88,14 @@ class Run:
         }
 
     def sciontool(self, *args: str) -> str:
-        """The real CLI, as a user types it (with this run's HOME)."""
+        """The real CLI, as a user types it (with this run's HOME and sciontool on PATH: install
+        then writes the bare name, which the harness's PATH finds as the recorder)."""
         real = Path(sys.executable).parent / "sciontool"
-        env = {**os.environ, "HOME": str(self.home)}
+        env = {
+            **os.environ,
+            "HOME": str(self.home),
+            "PATH": f"{real.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
         proc = subprocess.run([str(real), *args], capture_output=True, text=True, env=env, timeout=60)
         if proc.returncode != 0:
             raise SystemExit(f"sciontool {' '.join(args)} failed: {proc.stderr.strip()}")

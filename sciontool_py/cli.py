@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from sciontool_py.errors import SciontoolError
+from sciontool_py.harness import INSTALLABLE, NAMES
 
 if TYPE_CHECKING:
     from sciontool_py.harness.base import Scope
@@ -23,12 +25,37 @@ app = typer.Typer(
 )
 dialect_app = typer.Typer(help="Find, inspect and test dialects.", no_args_is_help=True)
 app.add_typer(dialect_app, name="dialect")
-harness_app = typer.Typer(
-    help="Wire a harness's hooks to `sciontool hook` (Claude Code, Gemini CLI, Codex, opencode, core-agent, "
-    "Copilot CLI, Antigravity, Grok Build, Qwen Code, Droid).",
-    no_args_is_help=True,
-)
+harness_app = typer.Typer(help="Wire a harness's hooks to `sciontool hook`.", no_args_is_help=True)
 app.add_typer(harness_app, name="harness")
+
+
+class _Command(TyperCommand):
+    """Help in the fast path's style (fastpath.HELP): arguments by their metavar, NAME when
+    required and [NAME] when not, and no Python types (typer writes `{NAME}` and `NAME <str>`)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(_shown(param) if param.required else f"[{_shown(param)}]")
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                arguments.append((_shown(param), getattr(param, "help", None) or ""))
+            elif param.param_type_name == "option" and (record := param.get_help_record(ctx)):
+                options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _shown(argument: Any) -> str:
+    name = str(argument.metavar or argument.name.upper())
+    return name if argument.nargs == 1 else f"{name}..."
 
 
 def _print_version(value: bool) -> None:
@@ -51,12 +78,51 @@ def _main(
     """Scion's agent hook pipe, both ends: receive envelopes as Scion does, send them as core-agent does."""
 
 
-DialectOpt = Annotated[
-    Optional[str], typer.Option("--dialect", help="Dialect name (default: claude, as in Scion).")
-]
 DialectFileOpt = Annotated[
-    Optional[str], typer.Option("--dialect-file", help="A dialect.yaml to use instead of a name.")
+    Optional[str],
+    typer.Option("--dialect-file", metavar="PATH", help="A dialect.yaml to use instead of a name."),
 ]
+
+
+# Completion: each word a command takes from a fixed list, from the list itself.
+def _starting(incomplete: str, names: tuple[str, ...] | list[str]) -> list[str]:
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def _complete_dialects(incomplete: str) -> list[str]:
+    from sciontool_py.dialect.discover import list_dialects
+
+    try:
+        names = [name for name, _ in list_dialects()]
+    except (SciontoolError, OSError):  # an unreadable lookup path: no names, never a traceback
+        return []
+    return _starting(incomplete, names)
+
+
+def _complete_emit_events(incomplete: str) -> list[str]:
+    from sciontool_py.emitter.config import KNOWN_EVENTS
+
+    return _starting(incomplete, KNOWN_EVENTS)
+
+
+def _complete_fast_args(ctx: typer.Context, incomplete: str) -> list[str]:
+    """hook, status and normalize take their words unparsed: a --dialect's value, status's TYPE."""
+    typed = list(ctx.params.get("args") or ())
+    if typed[-1:] == ["--dialect"]:
+        return _complete_dialects(incomplete)
+    if ctx.command.name == "status" and not typed:
+        from sciontool_py.vocabulary import STATUS_TYPES
+
+        return _starting(incomplete, tuple(STATUS_TYPES))
+    return []
+
+
+def _complete_harnesses(incomplete: str) -> list[str]:
+    return _starting(incomplete, NAMES)
+
+
+def _complete_installable(incomplete: str) -> list[str]:
+    return _starting(incomplete, INSTALLABLE)
 
 
 def _count(n: int, noun: str) -> str:
@@ -77,13 +143,17 @@ def _fast(command: str, args: list[str] | None) -> None:
 @app.command(
     context_settings=_PASS_THROUGH, add_help_option=False, short_help="Receive one envelope: Scion's hook."
 )
-def hook(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def hook(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Receive one envelope on stdin and update the agent's status as Scion does."""
     _fast("hook", args)
 
 
 @app.command(context_settings=_PASS_THROUGH, add_help_option=False, short_help="Set a sticky status.")
-def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def status(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Set a sticky status: ask_user, blocked, task_completed, limits_exceeded."""
     _fast("status", args)
 
@@ -91,7 +161,9 @@ def status(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> Non
 @app.command(
     context_settings=_PASS_THROUGH, add_help_option=False, short_help="Envelopes in, canonical events out."
 )
-def normalize(args: Annotated[Optional[list[str]], typer.Argument()] = None) -> None:
+def normalize(
+    args: Annotated[Optional[list[str]], typer.Argument(autocompletion=_complete_fast_args)] = None,
+) -> None:
     """Envelopes in, canonical event lines out (JSONL); no side effects."""
     _fast("normalize", args)
 
@@ -109,7 +181,7 @@ def run_command(args: Annotated[Optional[list[str]], typer.Argument()] = None) -
     raise typer.Exit(main(args or []))
 
 
-@app.command(short_help="Every agent in this HOME, in plain words.")
+@app.command(cls=_Command, short_help="Every agent in this HOME, in plain words.")
 def agents(
     as_json: Annotated[
         bool,
@@ -153,19 +225,26 @@ def agents(
     typer.echo("\n".join(table(found, width, time.time())))
 
 
-@app.command(short_help="Send envelopes as core-agent does.")
+@app.command(cls=_Command, short_help="Send envelopes as core-agent does.")
 def emit(
     event: Annotated[
-        Optional[str], typer.Argument(help="tool-start, tool-end, model-start or agent-end.")
+        Optional[str],
+        typer.Argument(
+            metavar="EVENT",
+            help="tool-start, tool-end, model-start or agent-end.",
+            autocompletion=_complete_emit_events,
+        ),
     ] = None,
-    tool_name: Annotated[Optional[str], typer.Option(help="The tool (tool-start, tool-end).")] = None,
+    tool_name: Annotated[
+        Optional[str], typer.Option(metavar="NAME", help="The tool (tool-start, tool-end).")
+    ] = None,
     tool_input: Annotated[
         Optional[str], typer.Option(metavar="JSON", help="The call's arguments object (tool-start).")
     ] = None,
     tool_output: Annotated[
         Optional[str], typer.Option(metavar="JSON", help="The tool's response object (tool-end).")
     ] = None,
-    session_id: Annotated[str, typer.Option(help="Added to every envelope when set.")] = "",
+    session_id: Annotated[str, typer.Option(metavar="ID", help="Added to every envelope when set.")] = "",
     events: Annotated[
         Optional[str],
         typer.Option(
@@ -227,7 +306,7 @@ def emit(
     )
 
 
-@dialect_app.command("list")
+@dialect_app.command("list", cls=_Command)
 def dialect_list() -> None:
     """Every dialect file on the lookup path, in lookup order: name, file and status.
 
@@ -239,8 +318,12 @@ def dialect_list() -> None:
         typer.echo(f"{name}\t{path}\t{status}")
 
 
-@dialect_app.command("show")
-def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> None:
+@dialect_app.command("show", cls=_Command)
+def dialect_show(
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="Dialect name.", autocompletion=_complete_dialects)
+    ],
+) -> None:
     """The resolved, validated dialect as JSON."""
     import json
 
@@ -250,13 +333,18 @@ def dialect_show(name: Annotated[str, typer.Argument(help="Dialect name.")]) -> 
     typer.echo(json.dumps(spec.to_json(), indent=2, ensure_ascii=False))
 
 
-@dialect_app.command("check", short_help="Validate dialect files (file:line:col).")
+@dialect_app.command("check", cls=_Command, short_help="Validate dialect files (file:line:col).")
 def dialect_check(
-    paths: Annotated[list[str], typer.Argument(help="dialect.yaml files, or folders holding one.")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(metavar="PATH", help="dialect.yaml files, or folders holding one; - reads stdin."),
+    ],
     fixtures: Annotated[
         Optional[list[str]],
         typer.Option(
-            "--fixtures", help="Fixture files or folders: warn about paths their envelopes never carry."
+            "--fixtures",
+            metavar="PATH",
+            help="Fixture files or folders: warn about paths their envelopes never carry.",
         ),
     ] = None,
 ) -> None:
@@ -273,11 +361,17 @@ def dialect_check(
     raise typer.Exit(1 if errors else 0)
 
 
-@dialect_app.command("test", short_help="Run fixtures against dialects.")
+@dialect_app.command("test", cls=_Command, short_help="Run fixtures against dialects.")
 def dialect_test(
-    fixtures: Annotated[list[str], typer.Argument(help="Fixture files or folders.")],
+    fixtures: Annotated[list[str], typer.Argument(metavar="FIXTURE", help="Fixture files or folders.")],
     dialect: Annotated[
-        Optional[str], typer.Option("--dialect", help="Test every fixture against this dialect.")
+        Optional[str],
+        typer.Option(
+            "--dialect",
+            metavar="NAME",
+            help="Test every fixture against this dialect.",
+            autocompletion=_complete_dialects,
+        ),
     ] = None,
     dialect_file: DialectFileOpt = None,
     update: Annotated[
@@ -324,14 +418,18 @@ def dialect_test(
     raise typer.Exit(1 if failed else 0)
 
 
-@dialect_app.command("scaffold", short_help="Start a dialect from recorded envelopes.")
+@dialect_app.command("scaffold", cls=_Command, short_help="Start a dialect from recorded envelopes.")
 def dialect_scaffold(
-    name: Annotated[str, typer.Argument(help="Name of the new dialect.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Name of the new dialect.")],
     log: Annotated[
         str,
-        typer.Option("--from", help="Recorded envelopes (JSONL), e.g. from a `cat >> events.jsonl` hook."),
+        typer.Option(
+            "--from",
+            metavar="LOG|-",
+            help="Recorded envelopes (JSONL; - reads stdin), e.g. from a `cat >> events.jsonl` hook.",
+        ),
     ],
-    out: Annotated[str, typer.Option("--out", help="Folder to write NAME/ into.")] = ".",
+    out: Annotated[str, typer.Option("--out", metavar="DIR", help="Folder to write NAME/ into.")] = ".",
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
 ) -> None:
     """Write a starter NAME/dialect.yaml and one fixture per raw event from a recorded log."""
@@ -344,7 +442,7 @@ def dialect_scaffold(
     typer.echo(f"{_count(result.mapped, 'raw event')} mapped, {result.todo} left as TODO")
 
 
-@dialect_app.command("schema")
+@dialect_app.command("schema", cls=_Command)
 def dialect_schema(
     path: Annotated[
         bool, typer.Option("--path", help="Print where the installed schema file is, for a $schema line.")
@@ -363,12 +461,24 @@ def dialect_schema(
     typer.echo(schema_text(), nl=False)
 
 
+def _either(names: tuple[str, ...]) -> str:
+    return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 HarnessArg = Annotated[
     str,
     typer.Argument(
-        help="claude, gemini, codex, opencode, core-agent, agentino, copilot, antigravity, grok-build, "
-        "qwen-code, droid, auggie, mistral-vibe or hermes.",
+        metavar="NAME", help=f"{_either(NAMES)}.", show_default=False, autocompletion=_complete_harnesses
+    ),
+]
+InstallableArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="NAME",
+        help=f"{_either(INSTALLABLE)} (agentino's hooks are registered in its code: "
+        "see `sciontool harness show agentino`).",
         show_default=False,
+        autocompletion=_complete_installable,
     ),
 ]
 ProjectOpt = Annotated[
@@ -377,11 +487,13 @@ ProjectOpt = Annotated[
 ]
 UserOpt = Annotated[bool, typer.Option("--user", help="Wire the user's own settings instead of a project's.")]
 CommandOpt = Annotated[
-    str,
+    Optional[str],
     typer.Option(
         "--command",
         metavar="PREFIX",
-        help="What runs sciontool in the hooks, e.g. an absolute path.",
+        help="What runs sciontool in the hooks, e.g. an absolute path (default: `sciontool` when "
+        "PATH finds it, else this program's absolute path).",
+        show_default=False,
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
@@ -390,8 +502,12 @@ BackupOpt = Annotated[
 ]
 
 
-def _scope(project: str | None, user: bool, command: str, force: bool = False, writes: bool = True) -> Scope:
+def _scope(
+    project: str | None, user: bool, command: str | None, force: bool = False, writes: bool = True
+) -> tuple[Scope, str]:
+    """The scope the command works in, and what to tell the user about the hooks' program."""
     from sciontool_py.harness.base import Scope
+    from sciontool_py.harness.program import hook_program
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
@@ -405,20 +521,21 @@ def _scope(project: str | None, user: bool, command: str, force: bool = False, w
             gone = "the current folder no longer exists: pass --project DIR (absolute)"
             raise SciontoolError(gone) from None
     try:
-        command.encode("utf-8")
+        (command or "").encode("utf-8")
     except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
         bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
         raise SciontoolError(bad) from None
-    return Scope(None if user else (project or "."), command, force)
+    prefix, said = hook_program(command)
+    return Scope(None if user else (project or "."), prefix, force), said
 
 
-@harness_app.command("install")
+@harness_app.command("install", cls=_Command)
 def harness_install(
-    name: HarnessArg,
+    name: InstallableArg,
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
-    command: CommandOpt = "sciontool",
+    command: CommandOpt = None,
     force: Annotated[
         bool,
         typer.Option("--force", help="Replace another program in Codex's notify (uninstall puts it back)."),
@@ -431,38 +548,66 @@ def harness_install(
     another --command replaces sciontool's hooks. Uninstall undoes exactly this.
     """
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).install(_scope(project, user, command, force))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    scope, said = _scope(project, user, command, force)
+    typer.echo(run(find_harness(name), scope, True, dry_run, backup), nl=False)
+    if said:
+        typer.echo(said)
 
 
-@harness_app.command("uninstall")
+@harness_app.command("uninstall", cls=_Command)
 def harness_uninstall(
-    name: HarnessArg,
+    name: InstallableArg,
     project: ProjectOpt = None,
     user: UserOpt = False,
     dry_run: DryRunOpt = False,
-    command: CommandOpt = "sciontool",
+    command: CommandOpt = None,
     backup: BackupOpt = False,
 ) -> None:
     """Remove exactly what install added: sciontool's hooks (found by their command, whatever
     --command ran them), and the keys, file and folders install created; nothing else changes."""
     from sciontool_py.harness import find_harness
-    from sciontool_py.harness.apply import apply
+    from sciontool_py.harness.apply import run
 
-    edits = find_harness(name).uninstall(_scope(project, user, command))
-    typer.echo(apply(edits, dry_run, backup), nl=False)
+    scope, _ = _scope(project, user, command)  # ours are found whatever program runs them
+    typer.echo(run(find_harness(name), scope, False, dry_run, backup), nl=False)
 
 
-@harness_app.command("show")
+@harness_app.command("show", cls=_Command)
 def harness_show(
-    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = "sciontool"
+    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = None
 ) -> None:
     """Print the hook configuration install would merge, and where; writes nothing."""
     from sciontool_py.harness import find_harness
 
-    typer.echo(find_harness(name).show(_scope(project, user, command, writes=False)), nl=False)
+    scope, _ = _scope(project, user, command, writes=False)
+    typer.echo(find_harness(name).show(scope), nl=False)
+
+
+@app.command(cls=_Command, short_help="Check the wiring, state folder, telemetry and hub.")
+def doctor(
+    project: Annotated[
+        Optional[str],
+        typer.Option(
+            "--project", metavar="DIR", help="Check this project's wiring (the default: the current folder)."
+        ),
+    ] = None,
+    user: Annotated[
+        bool, typer.Option("--user", help="Check the user's own settings instead of a project's.")
+    ] = False,
+) -> None:
+    """One line per check, ok or the problem and its fix; exit 1 when any failed.
+
+    For each harness wired in the scope: its hook's program is on the harness's PATH
+    and runs, and the dialect it names is valid. Then: HOME is writable, the telemetry
+    endpoint answers, and with a hub configured: /healthz, the token's expiry and a
+    heartbeat. Checks this shell's environment: run it where the harness runs.
+    """
+    from sciontool_py.doctor import run as run_doctor
+    from sciontool_py.doctor import scope_of
+
+    raise typer.Exit(run_doctor(scope_of(project, user), typer.echo))
 
 
 def _command_path(args: list[str]) -> str:

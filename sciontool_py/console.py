@@ -16,6 +16,7 @@ VALUE_LIMIT = 100  # bytes of a value kept in a log message, as Scion cuts the p
 # A tool name is kept whole up to this in state files (agent-info.json, session-metrics.json):
 # a longer one (a hostile envelope) would push a file past its 1 MiB cap and lose every other key.
 TOOL_NAME_LIMIT = 1024
+ERROR_LIMIT = 4096  # bytes of an error message; values quoted in it may be huge
 SHORT_SECRET = 8  # a secret this short could match inside any word: withhold, do not redact
 _PIPE_BUF = 4096  # a write this small never blocks once poll() says a pipe is writable
 _S_IFMT, _S_IFREG = 0o170000, 0o100000

@@ -20,49 +20,67 @@ if TYPE_CHECKING:
 
     from sciontool_py.log.writer import AgentLog
 
+# Laid out as click lays out the other commands' help (cli.py), by hand: no typer here.
 _DIALECT_OPTIONS = """\
-  --dialect NAME        dialect to read the envelope with (default: claude, as in Scion)
-  --dialect-file PATH   a dialect.yaml to use instead of a name
-  -h, --help            show this message and exit"""
-HOOK_USAGE = (
-    "usage: sciontool hook [--dialect NAME | --dialect-file PATH] [--event NAME] "
+  --dialect NAME       Dialect to read the envelope with (default: claude, as in
+                       Scion).
+  --dialect-file PATH  A dialect.yaml to use instead of a name.
+  -h, --help           Show this message and exit."""
+_HOOK_SYNOPSIS = (
+    "sciontool hook [--dialect NAME | --dialect-file PATH] [--event NAME] "
     "[ask_user|task_completed [MESSAGE...] | EVENT_NAME | JSON]"
 )
-STATUS_USAGE = "usage: sciontool status TYPE [MESSAGE...]"
-NORMALIZE_USAGE = "usage: sciontool normalize [--dialect NAME | --dialect-file PATH] [--raw] [FILE...]"
+_STATUS_SYNOPSIS = "sciontool status TYPE [MESSAGE...]"
+_NORMALIZE_SYNOPSIS = "sciontool normalize [--dialect NAME | --dialect-file PATH] [--raw] [FILE...]"
+HOOK_USAGE = f"usage: {_HOOK_SYNOPSIS}"
+STATUS_USAGE = f"usage: {_STATUS_SYNOPSIS}"
+NORMALIZE_USAGE = f"usage: {_NORMALIZE_SYNOPSIS}"
 HELP = {
-    "hook": f"""{HOOK_USAGE}
+    "hook": f"""Usage: {_HOOK_SYNOPSIS}
 
-Read one JSON envelope on stdin, turn it into a canonical event through the
-dialect and update the agent's status files as Scion's hook does. Stdout
-carries only the dialect's declared response. Exit 0, or 1 with a one-line
-error; never 2.
+  Read one JSON envelope on stdin, turn it into a canonical event through the
+  dialect and update the agent's status files as Scion's hook does. Stdout
+  carries only the dialect's declared response. Exit 0, or 1 with a one-line
+  error; never 2.
 
-  ask_user|task_completed [MESSAGE...]   Scion's older form: the same as `sciontool status`
-  EVENT_NAME                             the event's name (Copilot CLI's form); a JSON object on stdin
-                                         is merged in, the name winning over its hook_event_name;
-                                         without one the envelope is {{"hook_event_name": EVENT_NAME}}
-  JSON                                   a JSON object: the envelope itself (Codex's notify passes it so)
+Arguments:
+  ask_user|task_completed [MESSAGE...]
+                       Scion's older form: the same as `sciontool status`.
+  EVENT_NAME           The event's name (Copilot CLI's form): a JSON object on
+                       stdin is merged in, the name winning over its
+                       hook_event_name; without one the envelope is
+                       {{"hook_event_name": EVENT_NAME}}.
+  JSON                 A JSON object: the envelope itself (Codex's notify
+                       passes it so).
 
-  --event NAME          the raw event name when the envelope carries none (agentino's
-                        hooks send none); a name in the envelope wins
+Options:
+  --event NAME         The raw event name when the envelope carries none
+                       (agentino's hooks send none); a name in the envelope
+                       wins.
 {_DIALECT_OPTIONS}
 """,
-    "status": f"""{STATUS_USAGE}
+    "status": f"""Usage: {_STATUS_SYNOPSIS}
 
-Set a sticky status, as core-agent's sciontool_status tool does.
+  Set a sticky status, as core-agent's sciontool_status tool does.
 
-  TYPE         ask_user, blocked, task_completed or limits_exceeded
-  MESSAGE...   what to tell the user (a default per type when left out)
-  -h, --help   show this message and exit
+Arguments:
+  TYPE        ask_user, blocked, task_completed or limits_exceeded.
+  MESSAGE...  What to tell the user (a default per type when left out).
+
+Options:
+  -h, --help  Show this message and exit.
 """,
-    "normalize": f"""{NORMALIZE_USAGE}
+    "normalize": f"""Usage: {_NORMALIZE_SYNOPSIS}
 
-Print the canonical event of each envelope (one JSON document, or JSONL) as
-one JSON line, as Go's json.Marshal writes it; no side effects. Reads stdin
-when no FILE is given, and for a FILE named -.
+  Print the canonical event of each envelope (one JSON document, or JSONL) as
+  one JSON line, as Go's json.Marshal writes it; no side effects.
 
-  --raw                 include the original envelope as data.raw
+Arguments:
+  FILE...              Envelopes to read; stdin when no FILE is given, and for
+                       a FILE named -.
+
+Options:
+  --raw                Include the original envelope as data.raw.
 {_DIALECT_OPTIONS}
 """,
 }
@@ -109,7 +127,9 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str], log: AgentLog) -> None:
+def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
+    """`sciontool hook ARGS`; origin: where its harness is looked for (0: this process's parent;
+    the resident helper passes a relayed hook's parent)."""
     from sciontool_py.hook import read_stdin, receive_named, run_hook
 
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
@@ -129,13 +149,12 @@ def hook_command(args: list[str], log: AgentLog) -> None:
     undelivered = ""
     if positional and not positional[0].lstrip().startswith("{"):
         # Scion's `hook EVENT_NAME`: a payload on stdin, if one comes in time, under that name.
-        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log)
+        answer = receive_named(dialect, dialect_file, _go_text(positional[0]) or "", event, log, origin)
     else:
         # A JSON object argument is the envelope itself (Codex's notify); a broken one is
         # refused as on stdin. The envelope goes straight into run_hook, which drops it once decoded.
-        answer = run_hook(
-            dialect, dialect_file, os.fsencode(positional[0]) if positional else read_stdin(), log, event
-        )
+        data = os.fsencode(positional[0]) if positional else read_stdin()
+        answer = run_hook(dialect, dialect_file, data, log, event, origin)
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
         from sciontool_py.console import write_stdout
 
@@ -146,7 +165,7 @@ def hook_command(args: list[str], log: AgentLog) -> None:
             )
     from sciontool_py.telemetry import after_answer
 
-    after_answer(log, answer)  # once answered: the export happens where the harness does not wait
+    after_answer(log, answer.event)  # once answered: the export happens where the harness does not wait
     if answer.watch:
         from sciontool_py import harness_exit
 
@@ -230,13 +249,12 @@ def guarded(
     return 0
 
 
-ERROR_LIMIT = 4096  # bytes of an error message; values quoted in it may be huge
 ERROR_WAIT_SECONDS = 1.0  # for a stderr pipe that is full: the state is written by now
 
 
 def error_line(message: str) -> None:
     """One line on stderr, however many lines or control characters the message carries."""
-    from sciontool_py.console import cut, escape_controls, write_stderr
+    from sciontool_py.console import ERROR_LIMIT, cut, escape_controls, write_stderr
 
     write_stderr(escape_controls(" ".join(cut(message, ERROR_LIMIT).split("\n"))) + "\n", ERROR_WAIT_SECONDS)
 

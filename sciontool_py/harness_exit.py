@@ -29,14 +29,12 @@ from sciontool_py import process, registry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.agent_end import Outcome
     from sciontool_py.handlers.agent_state import AgentState
     from sciontool_py.log.writer import AgentLog
 
-MODULE = "sciontool_py.harness_exit"
+MODULE = "sciontool_py.resident"  # the process ensure() starts: the watcher and the hooks' server
 LOCK = ".scion/exit-watcher.lock"
 RAW_NAME = "harness-exit"  # the synthetic event's raw name: no dialect maps it
 SWITCH = "SCIONTOOL_EXIT_WATCH"  # off, 0, false or no: start no watcher
@@ -54,7 +52,7 @@ def ensure(log: AgentLog, dialect: str | None, dialect_file: str | None) -> None
     if not enabled():
         return
     home = log.home
-    held = _try_lock(home)
+    held = take_lock(home)
     if held is None:
         return  # one runs (it rescans the agents within a second), or the lock file is not usable
     os.close(held)
@@ -71,7 +69,7 @@ def ensure(log: AgentLog, dialect: str | None, dialect_file: str | None) -> None
         log.debug(f"Harness exit watch not started: {exc}")
 
 
-def _try_lock(home: str) -> int | None:
+def take_lock(home: str) -> int | None:
     """The watcher's lock, taken without waiting; None when another process holds it (or the lock
     file cannot be used: a FIFO, a symlink, a folder planted at its name)."""
     from sciontool_py.fs import FileLock
@@ -105,55 +103,6 @@ def targets(home: str) -> dict[Process, list[str]]:
         if watched is not None:
             found.setdefault((watched[0], watched[1]), []).append(record.key)
     return found
-
-
-def watch(home: str, say_end: Callable[[Process, list[str]], None], held: int) -> None:
-    """Wait for every target's exit, calling say_end for each, until there is nothing to watch;
-    then release HELD, the watcher's lock, under the state lock."""
-    import select
-
-    from sciontool_py.fs import StateLock
-
-    fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
-    try:
-        while True:
-            current = targets(home)
-            for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
-                _close(fds.pop(proc))
-            for proc, ends in current.items():
-                if proc not in fds:
-                    fd = process.open_pidfd(proc)
-                    if fd is None:
-                        say_end(proc, ends)  # gone before it was watched
-                    else:
-                        fds[proc] = fd
-            for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
-                fds.pop(proc)
-                say_end(proc, current[proc])
-            if not fds:
-                # A hook adds an agent under the state lock, then calls ensure(): released inside
-                # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
-                with StateLock(home):
-                    if not targets(home):
-                        os.close(held)
-                        return
-                continue
-            poller = select.poll()
-            by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
-            for fd in by_fd:
-                poller.register(fd, select.POLLIN)  # readable once the process has exited
-            for fd, _ in poller.poll(RESCAN_SECONDS * 1000):
-                proc = by_fd[fd]
-                _close(fds.pop(proc))
-                say_end(proc, targets(home).get(proc, []))
-    finally:
-        for fd in fds.values():
-            _close(fd)
-
-
-def _close(fd: int) -> None:
-    if fd >= 0:
-        os.close(fd)
 
 
 def end_agent(
@@ -224,7 +173,7 @@ def _say(log: AgentLog, agent: AgentState, outcome: Outcome, dialect: str, sessi
 def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told: bool) -> None:
     """Once the lock is released: the hub's last word (always, from the harness's parent) and the
     session's telemetry (when the end was said here)."""
-    from sciontool_py.hook import Answer, hub_configured
+    from sciontool_py.hook import hub_configured
 
     if (told or event is not None) and hub_configured():
         from sciontool_py.handlers.hub_update import report_end
@@ -233,7 +182,7 @@ def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told:
     if event is not None:
         from sciontool_py.telemetry import after_answer
 
-        after_answer(log, Answer(event))
+        after_answer(log, event)
 
 
 def run_agents(home: str, run: list[int]) -> list[str]:
@@ -320,10 +269,11 @@ def end_sessions(
     """Inside Scion: a session-end through the dialect's rules for each session HARNESS held,
     unless it ended another way or a resumed process took it up (checked under the lock)."""
     from sciontool_py.dialect.discover import resolve
+    from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.handlers.agent_end import REASON
     from sciontool_py.handlers.truth import Truth
-    from sciontool_py.hook import Answer, apply_event, log_failures
+    from sciontool_py.hook import apply_event, log_failures
     from sciontool_py.telemetry import after_answer
 
     spec = resolve(dialect, dialect_file)
@@ -333,47 +283,15 @@ def end_sessions(
             data["session_id"] = session
         event = CanonicalEvent("session-end", RAW_NAME, spec.name, data, {})
         options = spec.options
-        truth = Truth.of(options) or Truth({})
+        truth = Truth.of(options) or Truth(DialectOptions())
         truth.watcher = list(harness)
         applied = apply_event(
             log,
             event,
-            options.get("input_tools") or [],  # type: ignore[arg-type]
-            options.get("resumes_after_wait") or (),  # type: ignore[arg-type]
+            options.input_tools,
+            options.resumes_after_wait,
             truth,
         )
         log_failures(log, applied.failures)
         if not truth.ignored:
-            after_answer(log, Answer(event))
-
-
-def main(argv: list[str]) -> int:
-    """The watcher: --home, and --dialect or --dialect-file (for Scion-mode session ends)."""
-    options = dict(zip(argv[::2], argv[1::2], strict=True))
-    home = options["--home"]
-    held = _try_lock(home)
-    if held is None:
-        return 0  # another watcher took the HOME meanwhile
-    from sciontool_py.log.writer import AgentLog
-
-    log = AgentLog(home, quiet=True)
-    dialect, dialect_file = options.get("--dialect"), options.get("--dialect-file")
-    scion = registry.in_scion(home)
-
-    def say_end(proc: Process, ends: list[str]) -> None:
-        try:
-            if scion:
-                end_sessions(log, proc, ends, dialect, dialect_file)
-            else:
-                for key in ends:
-                    end_agent(log, key)
-        except Exception as exc:  # one agent's end must not cost the others their watcher
-            log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
-
-    try:
-        watch(home, say_end, held)
-    except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
-        os.close(held)
-        log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
-        return 1
-    return 0
+            after_answer(log, event)

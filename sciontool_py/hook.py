@@ -45,17 +45,18 @@ def hub_configured() -> bool:
 def apply_event(
     log: AgentLog,
     event: CanonicalEvent,
-    input_tools: list[str],
+    input_tools: list[str] | tuple[str, ...],
     resumes_after_wait: list[str] | tuple[str, ...] = (),
     truth: Truth | None = None,
-    in_process: bool = False,
+    origin: int = 0,
 ) -> Applied:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
 
     The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
-    HOME, outside it the agent's own record; in_process: this process is the harness (agentino
-    calls it so), not an ancestor. As in Scion, one handler failing does not stop the others: a
+    HOME, outside it the agent's own record; origin: the process where the search for the
+    harness starts (0: this process's parent; agentino passes its own pid, the resident helper
+    its client's parent). As in Scion, one handler failing does not stop the others: a
     status file that cannot be written must not also cost the agent.log line, the limit count or
     the hub report.
     """
@@ -67,7 +68,7 @@ def apply_event(
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
         keeps_state = truth is not None and truth.keeps_state
-        agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, in_process)
+        agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, origin)
         info = agent.info
         ignored = ""
         if truth is None:
@@ -123,7 +124,7 @@ def _apply_truth(
     truth: Truth,
     agent: AgentState,
     event: CanonicalEvent,
-    input_tools: list[str],
+    input_tools: list[str] | tuple[str, ...],
     resumes_after_wait: list[str] | tuple[str, ...],
 ) -> tuple[bool, str]:
     """The status by the dialect's rules beyond Scion's: (changed, why the event was ignored)."""
@@ -167,17 +168,17 @@ class Answer:
 
 
 def receive(
-    spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, in_process: bool = False
+    spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, origin: int = 0
 ) -> Answer:
     """The receiver's pipeline for one decoded envelope: normalize, then every handler.
 
-    event_name is the raw event name when the envelope carries none; in_process: this process
-    is the harness. Raises EventError when the envelope has no event; a state file that cannot
-    be written is in the Answer.
+    event_name is the raw event name when the envelope carries none; origin: where the search
+    for the harness starts (apply_event). Raises EventError when the envelope has no event; a
+    state file that cannot be written is in the Answer.
     """
     event = normalize(spec, payload, fallback_name=event_name)
-    input_tools = spec.options.get("input_tools") or []
-    resumes = spec.options.get("resumes_after_wait") or ()
+    input_tools = spec.options.input_tools
+    resumes = spec.options.resumes_after_wait
     truth = None
     if spec.options:
         from sciontool_py.handlers.truth import Truth
@@ -185,7 +186,7 @@ def receive(
         truth = Truth.of(spec.options)
         if truth is not None:
             truth.prepare(event)
-    applied = apply_event(log, event, input_tools, resumes, truth, in_process)  # type: ignore[arg-type]
+    applied = apply_event(log, event, input_tools, resumes, truth, origin)
     failure = log_failures(log, applied.failures)
     response = ""
     if event.raw_name in spec.responses:
@@ -197,18 +198,28 @@ def receive(
 
 
 def run_hook(
-    dialect: str | None, dialect_file: str | None, data: bytes, log: AgentLog, event_name: str | None = None
+    dialect: str | None,
+    dialect_file: str | None,
+    data: bytes,
+    log: AgentLog,
+    event_name: str | None = None,
+    origin: int = 0,
 ) -> Answer:
-    """Process one envelope's bytes (empty: Scion's no-op)."""
+    """Process one envelope's bytes (empty: Scion's no-op); origin: as for receive()."""
     if not data:
         return Answer(None)
     payload = parse_envelope(data)
     del data  # the caller passed its only reference: a huge envelope is not held twice
-    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+    return receive(resolve(dialect, dialect_file), payload, log, event_name, origin)
 
 
 def receive_named(
-    dialect: str | None, dialect_file: str | None, name: str, event_name: str | None, log: AgentLog
+    dialect: str | None,
+    dialect_file: str | None,
+    name: str,
+    event_name: str | None,
+    log: AgentLog,
+    origin: int = 0,
 ) -> Answer:
     """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
     over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
@@ -220,7 +231,7 @@ def receive_named(
             log.debug(f"hook {name}: {payload.reason}; using the event name alone")
         payload = {}
     payload["hook_event_name"] = name
-    return receive(resolve(dialect, dialect_file), payload, log, event_name)
+    return receive(resolve(dialect, dialect_file), payload, log, event_name, origin)
 
 
 def read_stdin() -> bytes:

@@ -9,7 +9,18 @@ def main() -> int:
     from sciontool_py.console import ensure_std_fds
 
     ensure_std_fds()
+    try:
+        import fcntl  # noqa: F401  # the hook locks HOME's files with it; the hook imports it anyway
+    except ModuleNotFoundError:  # Windows: one line, before any command half-runs
+        sys.stderr.write(
+            "sciontool: runs on POSIX systems only (Linux, macOS): this Python has no fcntl module\n"
+        )
+        return 1
     args = sys.argv[1:]
+    if args and args[0] == "hook":
+        relayed = _relay(args[1:])
+        if relayed is not None:
+            return relayed
     if args and args[0] in ("hook", "status", "normalize"):
         from sciontool_py import fastpath
 
@@ -21,6 +32,28 @@ def main() -> int:
     from sciontool_py.cli import run
 
     return run(args)
+
+
+def _relay(args: list[str]) -> int | None:
+    """The hook run by HOME's resident helper (relay.py): its exit status; None when this process
+    must run it, with stdin as the relay left it."""
+    from sciontool_py import relay
+
+    try:
+        return relay.relay(args)
+    except relay.Unrelayed as gone:
+        error = gone.error
+        if error is not None:  # stdin refused the envelope: said as the hook says it
+            from sciontool_py import fastpath
+
+            def refused(args: list[str], log: object) -> None:
+                raise error
+
+            return fastpath.guarded("hook", refused, args)
+        import io
+
+        sys.stdin = io.TextIOWrapper(io.BytesIO(gone.data))  # what the relay read, for this process
+        return None
 
 
 if __name__ == "__main__":

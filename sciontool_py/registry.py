@@ -32,6 +32,8 @@ AGE_OUT = 3600.0  # seconds an ended agent stays listed after its last change
 MAX_BYTES = (1 << 20) + (128 << 10)  # agent-info.json's own 1 MiB cap, and the rest
 MAX_TEXT = 4096  # characters of a name, project folder or message kept
 SCION_HOME = "/home/scion"
+RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
+RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
 
 
 def in_scion(home: str) -> bool:

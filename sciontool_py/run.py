@@ -27,28 +27,33 @@ import time
 from sciontool_py import process, registry
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import home_dir
-from sciontool_py.handlers.agent_state import RUN_NAME_VARIABLE, RUN_VARIABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 
-USAGE = "usage: sciontool run [--name NAME] -- COMMAND [ARG...]"
-HELP = f"""{USAGE}
+SYNOPSIS = "sciontool run [--name NAME] -- COMMAND [ARG...]"
+USAGE = f"usage: {SYNOPSIS}"
+HELP = f"""Usage: {SYNOPSIS}
 
-Run COMMAND (a harness: claude, codex, gemini, ...) as Scion's init would:
-in this terminal, as its child, with the hooks it fires marked as this
-agent's. When it exits, its status says how: stopped (exit 0, or a stop
-asked for with SIGTERM), error with "Agent crashed with exit code N" (any
-other exit, 128+N for a signal), or limits_exceeded when SCION_MAX_DURATION
-stopped it (exit 10). Exits with the harness's exit code.
+  Run COMMAND (a harness: claude, codex, gemini, ...) as Scion's init would:
+  in this terminal, as its child, with the hooks it fires marked as this
+  agent's. When it exits, its status says how: stopped (exit 0, or a stop
+  asked for with SIGTERM), error with "Agent crashed with exit code N" (any
+  other exit; 128+N for a signal N), or limits_exceeded when SCION_MAX_DURATION
+  stopped it (exit 10). Exits with the harness's exit code.
 
-  --name NAME   the agent's name in `sciontool agents` (default: the command's)
-  -h, --help    show this message and exit
+  SCION_MAX_DURATION and SCION_GRACE_PERIOD (default 10s) take Go's duration
+  syntax (90m, 1h30m). With a hub configured: a heartbeat every 30 s and each
+  activity change, and the session closed and reported at the exit.
 
-Environment: SCION_MAX_DURATION (Go's duration syntax, e.g. 90m), SCION_GRACE_PERIOD
-(default 10s); with a hub configured (SCION_HUB_ENDPOINT), a heartbeat every 30 s
-and each activity change, and the session closed and reported at exit.
+Arguments:
+  COMMAND [ARG...]  The harness and its arguments.
+
+Options:
+  --name NAME       The agent's name in `sciontool agents` (default: the
+                    dialect's or the command's).
+  -h, --help        Show this message and exit.
 """
 GRACE_SECONDS = 10.0  # Scion's --grace-period default
 HEARTBEAT_SECONDS = 30.0  # Scion's `sciontool heartbeat` interval
@@ -160,7 +165,7 @@ def main(args: list[str]) -> int:
 def supervise(log: AgentLog, name: str, command: list[str]) -> int:
     me = process.stat(os.getpid())
     mine = [os.getpid(), me[3] if me else 0]
-    env = {**os.environ, RUN_VARIABLE: f"{mine[0]}-{mine[1]}", RUN_NAME_VARIABLE: name}
+    env = {**os.environ, registry.RUN_VARIABLE: f"{mine[0]}-{mine[1]}", registry.RUN_NAME_VARIABLE: name}
     limit = go_duration(os.environ.get("SCION_MAX_DURATION", ""))
     grace = go_duration(os.environ.get("SCION_GRACE_PERIOD", "")) or GRACE_SECONDS
     requested = threading.Event()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from sciontool_py.errors import SciontoolError
 
-OPTIONS = ("--install-completion", "--show-completion")
 SHELLS = ("bash", "zsh", "fish")
 _PROG = "sciontool"
 _COMPLETE_VAR = "_SCIONTOOL_COMPLETE"

@@ -18,7 +18,10 @@ def floors(text: str) -> list[str]:
     if block is None:
         raise SystemExit("pyproject.toml: no dependencies list")
     out = []
-    for name, version in re.findall(r'^\s*"([A-Za-z0-9_.-]+)>=([^",;]+)"', block.group(1), re.M):
+    # `>=X` alone or with a cap (`>=X,<Y`); a line with a marker (`; python_version ...`) is left out.
+    for name, version in re.findall(
+        r'^\s*"([A-Za-z0-9_.-]+)>=([^",;<]+)(?:,<[^",;]+)?"', block.group(1), re.M
+    ):
         out.append(f"{name}=={version}")
     return out
 

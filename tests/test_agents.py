@@ -156,7 +156,8 @@ def test_notify_runs_once_per_change_that_needs_a_person(tmp_path: Path) -> None
         return agents_watch.Row(record, state, True)
 
     alerts = tmp_path / "alerts"
-    notifier = agents_watch.Notifier(f"cat >> {alerts}; echo >> {alerts}")  # a real command, run by sh
+    alerts.mkdir()
+    notifier = agents_watch.Notifier(f"cat > {alerts}/$$.json")  # a real command, run by sh, one file each
     for state, since in (
         ("Waiting for you", 1),  # true when the view started: not news
         ("Thinking", 2),
@@ -174,7 +175,7 @@ def test_notify_runs_once_per_change_that_needs_a_person(tmp_path: Path) -> None
         for proc in notifier.running:
             proc.wait(timeout=30)
         notifier.pump()
-    sent = [json.loads(line) for line in alerts.read_text().splitlines() if line.strip()]
+    sent = [json.loads(path.read_text()) for path in alerts.iterdir()]
     assert sorted(s["alert"] for s in sent) == ["crashed", "finished", "waiting"]  # run at once: any order
     assert notifier.sent == 3 and notifier.dropped == 0
 
@@ -225,3 +226,20 @@ def test_watch_in_tmux_at_80_columns_redraws_live_and_alerts(
     assert [s["alert"] for s in sent] == ["finished", "waiting", "crashed"]
     assert all(s["session"] == "A" for s in sent)
     assert {"harness", "session", "pid", "project", "activity", "phase", "since", "message"} <= set(sent[0])
+
+
+def test_an_orphaned_hook_of_a_known_session_is_that_sessions_agent(agent: Agent, tmp_path: Path) -> None:
+    # opencode's bridge leaves a helper behind that fires the instance's end after opencode is
+    # gone: that hook's only ancestor is init, and its session names the agent.
+    harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")
+    try:
+        harness.send(claude("UserPromptSubmit", "S", prompt="hi"), claude("Stop", "S"))
+    finally:
+        harness.close()
+    envelope = json.dumps(claude("SessionEnd", "S", reason="exit"))
+    # setsid + a parent that exits at once: the hook is reparented to init before it runs.
+    script = f"sleep 0.3; echo '{envelope}' | {sys.executable} -m sciontool_py hook --dialect=claude"
+    subprocess.run(["setsid", "-f", "sh", "-c", script], env=agent.env, check=True)
+    assert eventually(lambda: info(agent.home).get("phase") == "stopped")
+    [(key, record)] = records(agent.home).items()
+    assert key.startswith("p") and record["info"] == {"phase": "stopped"}

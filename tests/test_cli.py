@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, REPO, read_info
+from typer.main import get_command
 
 from sciontool_py import cli, main
+from sciontool_py.errors import SciontoolError
+from sciontool_py.harness import INSTALLABLE, NAMES, find_harness
+from sciontool_py.harness.base import Scope
 
 Captured = pytest.CaptureFixture[str]
 
@@ -52,7 +57,7 @@ def test_help_on_subcommands(capsys: Captured, args: list[str]) -> None:
         (["bogus"], "sciontool: No such command 'bogus'. (see 'sciontool --help')\n"),
         (
             ["dialect", "show"],
-            "sciontool dialect show: Missing argument 'name'. (see 'sciontool dialect show --help')\n",
+            "sciontool dialect show: Missing argument 'NAME'. (see 'sciontool dialect show --help')\n",
         ),
         (["emit", "--nope"], "sciontool emit: No such option: --nope (see 'sciontool emit --help')\n"),
         (
@@ -80,7 +85,7 @@ def test_the_hot_commands_pass_through_to_the_fast_path(
         "sciontool status: missing status type (usage: sciontool status TYPE [MESSAGE...])\n"
     )
     assert cli.run(["normalize", "-h"]) == 0
-    assert capsys.readouterr().out.startswith("usage: sciontool normalize ")
+    assert capsys.readouterr().out.startswith("Usage: sciontool normalize ")
 
 
 def test_the_entry_point_routes_hot_commands_and_the_rest(
@@ -169,3 +174,64 @@ def test_emit_prints_an_envelope(capsys: Captured) -> None:
         '{"hook_event_name":"tool-end","session_id":"s","tool_name":"t","tool_output":null}\n',
         "",
     )
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command of the app, as the words that name it (["dialect", "check"], ...)."""
+    paths: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None:
+            paths.append(path)
+            return
+        for name, sub in subcommands.items():
+            walk(sub, [*path, name])
+
+    walk(get_command(cli.app), [])
+    return paths
+
+
+COMMAND_PATHS = _command_paths()
+# typer's way of naming a value: `<str>`, `<list[str]>`, `<int>`.
+_PYTHON_TYPE = re.compile(r"<[a-z]+(\[[a-z, \[\]]+\])?>")
+
+
+def test_the_command_list_is_complete() -> None:
+    assert {" ".join(p) for p in COMMAND_PATHS} >= {
+        "hook", "status", "normalize", "run", "agents", "emit", "dialect check", "dialect schema", "harness show"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=" ".join)
+def test_every_commands_help_is_in_one_style(capsys: Captured, path: list[str]) -> None:
+    """hook, status and normalize print their own help (no typer on the hook path); it reads as
+    the rest does, and no help names a value by its Python type."""
+    code, out, err = run(capsys, *path, "-h")
+    assert (code, err) == (0, "")
+    usage = out.splitlines()[0]
+    assert usage.startswith(f"Usage: sciontool {' '.join(path)}") and "{" not in usage
+    assert not _PYTHON_TYPE.search(out), _PYTHON_TYPE.search(out)
+    assert "\n\nOptions:\n" in out
+    assert re.search(r"^  -h, --help +Show this message and exit\.$", out, re.M)
+
+
+@pytest.mark.parametrize(
+    ("command", "names"), [("install", INSTALLABLE), ("uninstall", INSTALLABLE), ("show", NAMES)]
+)
+def test_harness_help_lists_the_harnesses_the_command_takes(
+    capsys: Captured, command: str, names: tuple[str, ...]
+) -> None:
+    code, out, _ = run(capsys, "harness", command, "-h")
+    assert code == 0
+    assert f" NAME {', '.join(names[:-1])} or {names[-1]}" in " ".join(out.split())
+
+
+def test_every_harness_is_found_by_its_name_and_only_agentino_cannot_be_installed(tmp_path: Path) -> None:
+    scope = Scope(str(tmp_path))
+    assert [find_harness(name).name for name in NAMES] == list(NAMES)
+    assert set(NAMES) - set(INSTALLABLE) == {"agentino"}
+    with pytest.raises(SciontoolError, match="registered in code"):
+        find_harness("agentino").install(scope)
+    with pytest.raises(SciontoolError, match="unknown harness 'nope'; known: claude, gemini, "):
+        find_harness("nope")

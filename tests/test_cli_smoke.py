@@ -4,14 +4,18 @@ versions pyproject.toml allows (`make test-floor`), so it needs nothing beyond p
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, Agent
 
 from sciontool_py import __version__
+from sciontool_py.harness import INSTALLABLE
+from sciontool_py.vocabulary import STATUS_TYPES
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "read_file", "tool_input": {"path": "/etc/hosts"}}
 
@@ -59,6 +63,37 @@ def test_dialect_commands(agent: Agent) -> None:
     assert json.loads(agent.run("dialect", "schema").stdout)["title"] == "sciontool dialect.yaml"
 
 
+def test_dialect_check_dash_reads_the_dialect_on_stdin(agent: Agent, tmp_path: Path) -> None:
+    """`-` is stdin, as for normalize and scaffold, even beside a folder named `-`."""
+    (tmp_path / "-").mkdir()
+    good = (FIXTURES / "nested-paths" / "dialect.yaml").read_bytes()
+    beside = subprocess.run(
+        [sys.executable, "-m", "sciontool_py", "dialect", "check", "-"],
+        input=good,
+        capture_output=True,
+        cwd=tmp_path,
+        env=agent.env,
+        timeout=60,
+    )
+    assert (beside.returncode, beside.stdout) == (0, b"1 checked, 0 errors, 0 warnings\n")
+    bad = b"dialect: mine\nevent_name_field: e\nmapings: {}\n"
+    checked = agent.run("dialect", "check", "-", str(FIXTURES / "nested-paths"), stdin=bad)
+    assert checked.returncode == 1
+    assert checked.stdout.decode().splitlines() == [
+        "<stdin>:3:1: dialect file: unknown key 'mapings' (did you mean 'mappings'?)",
+        "2 checked, 1 error, 0 warnings",
+    ]
+    for data, problem in (
+        (b"dialect: \xff\n", b"not UTF-8"),
+        (b"#" * (1 << 20) + b"\n", b"larger than 1048576 bytes"),
+    ):
+        checked = agent.run("dialect", "check", "-", stdin=data)
+        assert (checked.returncode, checked.stdout.splitlines()[0]) == (
+            1,
+            b"<stdin>: dialect file is " + problem,
+        )
+
+
 def test_emit_prints_core_agents_envelope(agent: Agent) -> None:
     result = agent.run("emit", "tool-start", "--tool-name", "ls", "--tool-input", '{"d":"."}')
     assert result.stdout == b'{"hook_event_name":"tool-start","tool_input":{"d":"."},"tool_name":"ls"}\n'
@@ -83,6 +118,30 @@ def test_shell_completion_script_and_completions(agent: Agent) -> None:
     assert b"_SCIONTOOL_COMPLETE" in script.stdout and b"complete " in script.stdout
     completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS="sciontool dia", COMP_CWORD="1")
     assert completed.stdout.split() == [b"dialect"]
+
+
+@pytest.mark.parametrize(
+    ("words", "offered"),
+    [
+        ("sciontool harness install ", list(INSTALLABLE)),
+        ("sciontool harness uninstall a", ["antigravity", "auggie"]),
+        ("sciontool harness show ag", ["agentino"]),
+        ("sciontool dialect show cod", ["codex"]),
+        ("sciontool dialect test --dialect q", ["qwen-code"]),
+        ("sciontool hook --dialect core", ["core-agent"]),
+        ("sciontool normalize --dialect gem", ["gemini"]),
+        ("sciontool emit model", ["model-start"]),
+        ("sciontool emit ", ["tool-start", "tool-end", "model-start", "agent-end"]),
+        ("sciontool status ", list(STATUS_TYPES)),
+        ("sciontool status blocked ", []),
+    ],
+)
+def test_completion_offers_the_names_a_word_takes(agent: Agent, words: str, offered: list[str]) -> None:
+    """Harness names (install: those it wires), dialect names, emit's events and status types."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    completed = agent.run(_SCIONTOOL_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(cword))
+    assert (completed.returncode, completed.stderr) == (0, b"")
+    assert completed.stdout.decode().split() == offered
 
 
 def test_completion_for_a_named_shell_is_that_shells(agent: Agent) -> None:
@@ -141,3 +200,50 @@ def test_a_tool_call_reaches_an_otlp_receiver_as_one_paired_span(agent: Agent) -
         receiver.close()
     [span] = receiver.spans()
     assert span.item.name == "agent.tool.call" and "duration_ms" in span.attributes  # type: ignore[attr-defined]
+
+
+# A sitecustomize that makes Python look like Windows's to the package: no fcntl module.
+_NO_FCNTL = """\
+import sys
+
+
+class NoFcntl:
+    def find_spec(self, name, path=None, target=None):
+        if name == "fcntl":
+            raise ModuleNotFoundError("No module named 'fcntl'", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoFcntl())
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook", "--dialect=core-agent"],
+        ["status", "blocked"],
+        ["normalize", "--dialect=core-agent"],
+        ["dialect", "list"],
+        ["harness", "install", "claude", "--project", "PROJECT"],
+        ["--version"],
+    ],
+    ids=lambda args: args[0] if args[0] != "dialect" else "dialect list",
+)
+def test_without_fcntl_as_on_windows_a_command_says_so_in_one_line(
+    agent: Agent, tmp_path: Path, args: list[str]
+) -> None:
+    """The package is POSIX only (the hook locks its files with fcntl): a Python without fcntl
+    gets one line and exit 1 from every command, and nothing is written, not a traceback."""
+    site, project = tmp_path / "no-fcntl", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    (site / "sitecustomize.py").write_text(_NO_FCNTL)
+    path = os.pathsep.join(p for p in (str(site), agent.env.get("PYTHONPATH", "")) if p)
+    args = [str(project) if a == "PROJECT" else a for a in args]
+    result = agent.run(*args, stdin=TOOL_START, PYTHONPATH=path)
+    assert (result.returncode, result.stdout) == (1, b"")
+    assert result.stderr == (
+        b"sciontool: runs on POSIX systems only (Linux, macOS): this Python has no fcntl module\n"
+    )
+    assert list(agent.home.iterdir()) == [] and list(project.iterdir()) == []

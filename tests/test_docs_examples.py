@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from sciontool_py import __version__
+from sciontool_py.harness import INSTALLABLE, NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -178,3 +179,14 @@ def test_the_convention_runs_commands_in_order_and_catches_a_wrong_output(tmp_pa
     [problem] = run_page(page, tmp_path)
     assert problem.startswith("line 10: $ sciontool status nope")
     assert "\n-exit 0\n" in problem and "\n+exit 1" in problem
+
+
+def test_the_pages_name_the_harnesses_the_package_knows() -> None:
+    """The harness list lives in sciontool_py.harness; README and docs/harnesses.md name the same
+    harnesses in the same order: every one `harness install` wires, and agentino for `show`."""
+    readme = (ROOT / "README.md").read_text()
+    assert re.findall(r"^sciontool harness install (\S+) ", readme, re.M) == list(INSTALLABLE)
+    row = re.search(r"wires a harness's hooks to `sciontool hook` \(([^)]*)\)", readme)
+    assert row is not None and row.group(1).split(", ") == list(INSTALLABLE)
+    sentence = re.search(r"^NAME is (.*?)\.$", (ROOT / "docs" / "harnesses.md").read_text(), re.M | re.S)
+    assert sentence is not None and re.findall(r"`([^`]+)`", sentence.group(1)) == list(NAMES)

@@ -157,7 +157,7 @@ def test_help_prints_the_usage_and_does_nothing(
 ) -> None:
     code, out = run(monkeypatch, command, *args, stdin=TOOL_START)
     assert (code, out) == (0, fastpath.HELP[command])
-    assert out.startswith(f"usage: sciontool {command} ")
+    assert out.startswith(f"Usage: sciontool {command} ")
     assert list(home.iterdir()) == []
 
 

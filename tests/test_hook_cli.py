@@ -340,14 +340,14 @@ def test_unwritable_cache_only_costs_speed(agent: Agent, tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("args", "usage"),
     [
-        (["hook", "--help"], b"usage: sciontool hook "),
-        (["hook", "-h"], b"usage: sciontool hook "),
-        (["hook", "--dialect=core-agent", "-h"], b"usage: sciontool hook "),
-        (["status", "-h"], b"usage: sciontool status "),
-        (["status", "ask_user", "-h"], b"usage: sciontool status "),
-        (["status", "--help"], b"usage: sciontool status "),
-        (["normalize", "-h"], b"usage: sciontool normalize "),
-        (["normalize", "--help"], b"usage: sciontool normalize "),
+        (["hook", "--help"], b"Usage: sciontool hook "),
+        (["hook", "-h"], b"Usage: sciontool hook "),
+        (["hook", "--dialect=core-agent", "-h"], b"Usage: sciontool hook "),
+        (["status", "-h"], b"Usage: sciontool status "),
+        (["status", "ask_user", "-h"], b"Usage: sciontool status "),
+        (["status", "--help"], b"Usage: sciontool status "),
+        (["normalize", "-h"], b"Usage: sciontool normalize "),
+        (["normalize", "--help"], b"Usage: sciontool normalize "),
     ],
 )
 def test_help_on_the_fast_path_prints_usage_and_writes_nothing(

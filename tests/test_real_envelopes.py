@@ -61,7 +61,7 @@ EXPECTED: dict[str, list[str]] = {
         THINKING,  # userPromptTransformed (unmapped: no change)
         "executing bash",  # preToolUse
         "executing bash",  # permissionRequest (unmapped, fired even with --allow-all-tools)
-        WORKING,  # postToolUse
+        THINKING,  # postToolUse: its result goes to the model, called with no hook
         WORKING,  # agentStop
         STOPPED,  # sessionEnd
     ],
@@ -80,13 +80,13 @@ EXPECTED: dict[str, list[str]] = {
     "exec-echo-hi.jsonl": [  # Droid
         WORKING,  # SessionStart
         "executing Execute",  # PreToolUse
-        WORKING,  # PostToolUse
+        THINKING,  # PostToolUse: the model is called next, with no hook
         WORKING,  # Stop
         STOPPED,  # SessionEnd
     ],
     "prompt-hello.jsonl": [  # Mistral Vibe: no session or prompt events
         "executing file_system.bash",  # pre_tool
-        WORKING,  # post_tool
+        THINKING,  # post_tool: the model is called next, with no hook
         WORKING,  # post_agent (and nothing at the end of `vibe -p`)
     ],
     "chat-q-hello.jsonl": [  # Hermes Agent
@@ -105,7 +105,7 @@ EXPECTED: dict[str, list[str]] = {
         WORKING,  # SessionStart
         THINKING,  # PromptSubmit
         "executing launch-process",  # PreToolUse
-        WORKING,  # PostToolUse
+        THINKING,  # PostToolUse: the model is called next, with no hook
         WORKING,  # Stop
         STOPPED,  # SessionEnd
     ],
@@ -316,7 +316,7 @@ def test_without_resumes_after_wait_the_answered_prompt_still_shows_waiting(
 ) -> None:
     # The rule is the dialect's option and nothing else: Scion's sticky rule without it.
     text = (REPO / "dialects" / "claude" / "dialect.yaml").read_text()
-    option = "  resumes_after_wait: [PostToolUse, PostToolUseFailure, PostToolBatch]\n"
+    option = "  resumes_after_wait: [PostToolUse, PostToolUseFailure, PostToolBatch, PermissionDenied]\n"
     assert option in text
     plain = tmp_path / "claude.yaml"
     plain.write_text(text.replace(option, ""))

@@ -28,7 +28,7 @@ def test_the_payload_reaches_every_mapped_field(agent: Agent) -> None:
         "toolResult": {"resultType": "Success", "textResultForLlm": "README.md"},
     }
     assert agent.hook(payload, "postToolUse", "--dialect=copilot").returncode == 0
-    assert agent.info["activity"] == "working"
+    assert agent.info["activity"] == "thinking"  # the tool's result goes to the model next
     assert agent.log_lines[-1].endswith("[working] Tool bash completed")
 
 

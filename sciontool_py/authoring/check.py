@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from sciontool_py.contract import fixture_files, load_fixture
-from sciontool_py.dialect.load import read_dialect_text
+from sciontool_py.dialect.load import MAX_DIALECT_BYTES, read_dialect_text
 from sciontool_py.dialect.spec import DialectSpec
 from sciontool_py.dialect.validate import Marks, Problem, check_text_marked
 from sciontool_py.errors import SciontoolError
 
+STDIN = "-"  # the dialect's text on stdin, named <stdin> in what is printed
+
 
 def dialect_path(path: str) -> str:
-    """A dialect file, or the dialect.yaml of a folder."""
-    return os.path.join(path, "dialect.yaml") if os.path.isdir(path) else path
+    """A dialect file, or the dialect.yaml of a folder; `-` stays stdin, even beside a folder `-`."""
+    return os.path.join(path, "dialect.yaml") if path != STDIN and os.path.isdir(path) else path
 
 
 def envelope_keys(fixture_paths: list[str]) -> set[str]:
@@ -32,19 +35,31 @@ def check_file(path: str, carried: set[str] | None = None) -> list[Problem]:
     carried: the top-level keys the harness's envelopes are known to carry;
     without it, paths are not checked against envelopes.
     """
-    if not os.path.exists(path):
+    where = "<stdin>" if path == STDIN else path
+    if path != STDIN and not os.path.exists(path):
         return [Problem(path, 0, 0, "no such file" if path.endswith(".yaml") else "no such file or folder")]
     try:
-        text = read_dialect_text(path)
+        text = _stdin_text() if path == STDIN else read_dialect_text(path)
     except SciontoolError as exc:
         message = str(exc).removeprefix(f"{path}: ")
-        return [Problem(path, 0, 0, message)]
-    spec, problems, marks = check_text_marked(text, path)
+        return [Problem(where, 0, 0, message)]
+    spec, problems, marks = check_text_marked(text, where)
     if spec is None:
         return problems
     warnings = [*_unreachable_paths(spec, marks, carried), *_orphan_responses(spec, marks)]
     warnings += _conflicting_paths(spec, marks)
     return sorted(warnings, key=lambda p: (p.line, p.col))
+
+
+def _stdin_text() -> str:
+    """stdin's text, within the bounds the loader sets on a file."""
+    data = sys.stdin.buffer.read(MAX_DIALECT_BYTES + 1)
+    if len(data) > MAX_DIALECT_BYTES:
+        raise SciontoolError(f"dialect file is larger than {MAX_DIALECT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SciontoolError("dialect file is not UTF-8") from None
 
 
 def _warning(spec: DialectSpec, where: tuple[int, int], message: str) -> Problem:

@@ -25,12 +25,13 @@ import os
 
 from sciontool_py.dialect.spec import FORMAT_VERSION, DialectSpec
 from sciontool_py.errors import DialectError
-from sciontool_py.fs import read_bytes, write_atomic
+from sciontool_py.fs import ensure_folder, open_folder, read_bytes, write_atomic
 
 MAX_DIALECT_BYTES = 1 << 20  # real dialects are a few KiB; refuse anything absurd
 _MAX_ENTRY_BYTES = 4 * MAX_DIALECT_BYTES  # the compiled form of the largest dialect, with room
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing it on the hook path
 COMPILED_NAME = "compiled.json"  # beside each packaged dialect.yaml
+_HOME_CACHE = ".cache/sciontool-py"
 
 
 def packaged_dir() -> str:
@@ -41,12 +42,22 @@ def packaged_dir() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(here)), "dialects")  # source checkout
 
 
-def cache_dir() -> str:
+def cache_location() -> tuple[str, str]:
+    """(a folder taken as given, the cache folder's path below it or ''): a folder the user named
+    is used as named; the default one in HOME is reached without following a symlink, so a
+    `~/.cache` the agent turned into a link out of HOME is neither read nor written."""
     explicit = os.environ.get("SCIONTOOL_CACHE_DIR")
     if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "sciontool-py")
+        return explicit, ""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return os.path.join(base, "sciontool-py"), ""
+    return os.path.expanduser("~"), _HOME_CACHE
+
+
+def cache_dir() -> str:
+    root, rel = cache_location()
+    return os.path.join(root, rel) if rel else root
 
 
 def _entry_name(path: str) -> str:
@@ -99,7 +110,8 @@ def encode_entry(entry: dict[str, object]) -> str:
 
 
 def _read_entry(folder: str, name: str, key: str, private: bool) -> DialectSpec | DialectError | None:
-    """The spec, or the refusal, an entry holds for this content; None on a miss or any doubt."""
+    """The spec, or the refusal, an entry holds for this content; None on a miss or any doubt.
+    name may go through folders below folder: they are walked without following a symlink."""
     try:
         data = read_bytes(folder, name, _MAX_ENTRY_BYTES, private=private)
         if data is None:
@@ -116,19 +128,32 @@ def _read_entry(folder: str, name: str, key: str, private: bool) -> DialectSpec 
 
 
 def _to_cache(path: str, entry: dict[str, object]) -> None:
-    folder = cache_dir()
+    root, rel = cache_location()
     try:
         # The cache folder and its parent at most: never HOME, nor a path that does not exist.
-        for made in (os.path.dirname(folder), folder):
-            try:
-                os.mkdir(made, 0o700)
-            except FileExistsError:
-                pass
-        st = os.stat(folder)
+        if rel:
+            ensure_folder(root, os.path.dirname(rel))
+            ensure_folder(root, rel)
+        else:
+            for made in (os.path.dirname(root), root):
+                try:
+                    os.mkdir(made, 0o700)
+                except FileExistsError:
+                    pass
+        fd = open_folder(root, rel) if rel else os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         if st.st_uid == os.geteuid() and not st.st_mode & 0o022:  # else it would never be read
-            write_atomic(folder, _entry_name(path), encode_entry(entry), mode=0o600)
+            write_atomic(root, _in_cache(rel, path), encode_entry(entry), mode=0o600)
     except (OSError, ValueError):
         pass  # an unwritable or untrusted cache only costs speed
+
+
+def _in_cache(rel: str, path: str) -> str:
+    """The entry's path below the cache location's root."""
+    return f"{rel}/{_entry_name(path)}" if rel else _entry_name(path)
 
 
 def _packaged(path: str) -> bool:
@@ -223,7 +248,8 @@ def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
     else:
         cache = _rewritable(path)
         key += "|" + path  # the refusal an entry holds names the file
-        found = _read_entry(cache_dir(), _entry_name(path), key, private=True) if cache else None
+        root, rel = cache_location()
+        found = _read_entry(root, _in_cache(rel, path), key, private=True) if cache else None
     if isinstance(found, DialectError):
         raise found
     if found is not None:

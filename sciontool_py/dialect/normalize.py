@@ -146,7 +146,7 @@ def event_data(
         if file_path:
             data["file_path"] = file_path
     if name == "agent-end" and spec.options:
-        blocks = bool(spec.options.get("assistant_blocks"))
+        blocks = spec.options.assistant_blocks
         if blocks or (_reads_transcript(spec, name) and not data.get("assistant_text")):
             _assistant_turn(spec, payload, mapping, data, blocks)
     return data
@@ -154,7 +154,7 @@ def event_data(
 
 def _reads_transcript(spec: DialectSpec, name: str) -> bool:
     """Whether an event of this canonical name may take its assistant text from the transcript."""
-    return name == "agent-end" and bool(spec.options.get("transcript_assistant_text"))
+    return name == "agent-end" and spec.options.transcript_assistant_text
 
 
 def _assistant_turn(
@@ -174,7 +174,7 @@ def _assistant_turn(
         path = mapping.fields.get("assistant_text") if mapping is not None else None
         if path is not None:
             content = from_message(_walk(payload, path))
-    if content is None and spec.options.get("transcript_assistant_text"):
+    if content is None and spec.options.transcript_assistant_text:
         transcript = payload.get("transcript_path")
         if type(transcript) is str and transcript:
             from sciontool_py.dialect.transcript import last_assistant_turn

@@ -6,6 +6,7 @@ form); holds nothing but plain data so it can be stored as JSON.
 
 from __future__ import annotations
 
+from sciontool_py.dialect.options import DialectOptions
 from sciontool_py.vocabulary import FIELD_KINDS
 
 FORMAT_VERSION = 4  # bump when the compiled form below (or what a YAML file compiles to) changes
@@ -53,7 +54,7 @@ class DialectSpec:
         self.name_fields = name_fields  # raw event name is the first non-empty one
         self.mappings = mappings
         self.responses = responses
-        self.options = options
+        self.options = DialectOptions(options)  # typed once, here
         self.source = source
 
     def to_json(self) -> dict[str, object]:
@@ -66,7 +67,7 @@ class DialectSpec:
                 for raw, m in self.mappings.items()
             },
             "responses": self.responses,
-            "options": self.options,
+            "options": self.options.given,
             "source": self.source,
         }
 

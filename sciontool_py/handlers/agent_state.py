@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.log.writer import AgentLog
 
-RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
-RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
 # A turn is under way from the prompt until its answer: a crash then is a crash, not a stop.
 _TURN_STARTS = frozenset(("prompt-submit", "agent-start", "model-start", "tool-start"))
 _TURN_ENDS = frozenset(("agent-end", "response-complete", "session-end"))
@@ -49,15 +47,13 @@ class AgentState:
         self.before = (info.get("phase"), info.get("activity"), info.get("toolName"))
 
     @staticmethod
-    def load(
-        home: str, session: str, dialect: str, keeps_state: bool, in_process: bool = False
-    ) -> AgentState:
+    def load(home: str, session: str, dialect: str, keeps_state: bool, origin: int = 0) -> AgentState:
         """The state of the agent whose hook this process runs (SESSION: the event's session id;
-        in_process: this process is the harness, as agentino's callbacks are)."""
+        origin: the process the search for the harness starts at, 0 for this one's parent)."""
         if registry.in_scion(home):
             state = sessions.read(home) if keeps_state else sessions.SessionState()
             return AgentState(home, None, agent_info.read(home), state)
-        record = find(home, session, dialect, in_process)
+        record = find(home, session, dialect, origin)
         return AgentState(home, record, record.info, sessions.of_record(record.state))
 
     @staticmethod
@@ -113,14 +109,11 @@ def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:
         record.harness = event.dialect
 
 
-def find(home: str, session: str, dialect: str, in_process: bool = False) -> registry.Record:
-    """The record of the agent this hook runs for, a new one (not yet written) the first time."""
-    if in_process:
-        chain = process.ancestors(os.getpid())
-        at = 0 if chain else -1
-    else:
-        chain = process.ancestors()
-        at = process.harness_index(chain)
+def find(home: str, session: str, dialect: str, origin: int = 0) -> registry.Record:
+    """The record of the agent this hook runs for, a new one (not yet written) the first time;
+    its harness is looked for from ORIGIN up (0: this process's parent)."""
+    chain = process.ancestors(origin or None)
+    at = process.harness_index(chain)
     if at < 0:
         # No /proc, or an orphaned hook: its harness exited before the hook looked (a hook fired
         # as it was killed, opencode's exit hand-off). Then it is the agent of that session whose
@@ -170,7 +163,7 @@ def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes
     """Set what the agent runs inside: the `sciontool run` of this hook's environment, when it is
     the harness itself or the nearest of its ancestors; else the nearest ancestor that is another
     agent's harness (a child session started from its tool)."""
-    run = os.environ.get(RUN_VARIABLE, "")
+    run = os.environ.get(registry.RUN_VARIABLE, "")
     for n, (pid, start, _) in enumerate(chain):
         key = registry.process_key(pid, start)
         if n and regular_size(home, f"{registry.FOLDER}/{key}.json") is not None:
@@ -178,7 +171,7 @@ def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes
             return
         if run == f"{pid}-{start}":
             record.run = [pid, start]
-            record.name = os.environ.get(RUN_NAME_VARIABLE, "")[: registry.MAX_TEXT]
+            record.name = os.environ.get(registry.RUN_NAME_VARIABLE, "")[: registry.MAX_TEXT]
             return
 
 

@@ -16,28 +16,9 @@ from sciontool_py.vocabulary import PHASE_FOR_EVENT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
+    from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
 
-# What each option turns on (the option names are the dialect's).
-_STATE_OPTIONS = (
-    "call_id_fields",
-    "batch_end_events",
-    "ended_sessions_stay_ended",
-    "own_session_events",
-    "stamp_field",
-    "watch_harness_exit",
-    "queued_prompts",
-)
-_STATELESS_OPTIONS = (
-    "keep_state_sources",
-    "interrupt_events",
-    "no_reply_texts",
-    "model_call_events",
-    "error_events",
-    "resume_events",
-    "thinking_from_model_start",
-    "stream_events",
-)
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
@@ -68,27 +49,27 @@ class Truth:
         "foreign",
     )
 
-    def __init__(self, options: dict[str, object]) -> None:
-        ids = options.get("call_id_fields")
-        self.call_ids = None if ids is None else [p.lstrip(".").split(".") for p in ids]  # type: ignore[attr-defined]
-        self.batch_ends: list[str] = options.get("batch_end_events") or []  # type: ignore[assignment]
-        self.stay_ended = options.get("ended_sessions_stay_ended") is True
-        self.keep_sources: list[str] = options.get("keep_state_sources") or []  # type: ignore[assignment]
-        self.own_session: list[str] = options.get("own_session_events") or []  # type: ignore[assignment]
-        self.interrupts: list[str] = options.get("interrupt_events") or []  # type: ignore[assignment]
-        self.no_reply: list[str] = options.get("no_reply_texts") or []  # type: ignore[assignment]
-        self.model_calls: list[str] = options.get("model_call_events") or []  # type: ignore[assignment]
-        self.errors: list[str] = options.get("error_events") or []  # type: ignore[assignment]
-        stamp = options.get("stamp_field")
-        self.stamp = stamp.lstrip(".").split(".") if isinstance(stamp, str) and stamp else None
-        self.resumes: list[str] = options.get("resume_events") or []  # type: ignore[assignment]
-        self.model_thinks = options.get("thinking_from_model_start") is True
-        self.input_tools: list[str] = options.get("input_tools") or []  # type: ignore[assignment]
-        self.watch_exit = options.get("watch_harness_exit") is True
-        self.stream: list[str] = options.get("stream_events") or []  # type: ignore[assignment]
-        end = options.get("stream_end_field")
-        self.stream_end = end.lstrip(".").split(".") if isinstance(end, str) and end else []
-        self.queued = options.get("queued_prompts") is True
+    def __init__(self, options: DialectOptions) -> None:
+        ids = options.call_id_fields
+        self.call_ids = None if ids is None else [p.lstrip(".").split(".") for p in ids]
+        self.batch_ends = options.batch_end_events
+        self.stay_ended = options.ended_sessions_stay_ended
+        self.keep_sources = options.keep_state_sources
+        self.own_session = options.own_session_events
+        self.interrupts = options.interrupt_events
+        self.no_reply = options.no_reply_texts
+        self.model_calls = options.model_call_events
+        self.errors = options.error_events
+        stamp = options.stamp_field
+        self.stamp = stamp.lstrip(".").split(".") if stamp else None
+        self.resumes = options.resume_events
+        self.model_thinks = options.thinking_from_model_start
+        self.input_tools = options.input_tools
+        self.watch_exit = options.watch_harness_exit
+        self.stream = options.stream_events
+        end = options.stream_end_field
+        self.stream_end = end.lstrip(".").split(".") if end else []
+        self.queued = options.queued_prompts
         self.claimed: tuple[str, list[int]] | None = None  # the exit watcher this hook must start
         # Set by the exit watcher: the harness process [pid, start time] whose exit it reports.
         self.watcher: list[int] | None = None
@@ -98,12 +79,9 @@ class Truth:
         self.foreign = False
 
     @staticmethod
-    def of(options: dict[str, object]) -> Truth | None:
+    def of(options: DialectOptions) -> Truth | None:
         """None when the dialect sets none of these options: Scion's rules alone, no state file."""
-        for key in (*_STATE_OPTIONS, *_STATELESS_OPTIONS):
-            if key in options:
-                return Truth(options)
-        return None
+        return Truth(options) if options.beyond_scion else None
 
     @property
     def keeps_state(self) -> bool:
@@ -169,7 +147,7 @@ class Truth:
         info: dict[str, object],
         state: sessions.SessionState,
         event: CanonicalEvent,
-        input_tools: list[str],
+        input_tools: list[str] | tuple[str, ...],
         resumes_after_wait: list[str] | tuple[str, ...],
     ) -> bool:
         """Update info (and state) for the event; False when info does not change."""
@@ -220,7 +198,11 @@ class Truth:
         return changed
 
     def _track(
-        self, state: sessions.SessionState, event: CanonicalEvent, session: str, input_tools: list[str]
+        self,
+        state: sessions.SessionState,
+        event: CanonicalEvent,
+        session: str,
+        input_tools: list[str] | tuple[str, ...],
     ) -> None:
         name = event.name
         if name == "tool-start":

@@ -69,6 +69,10 @@ class Harness:
     name = ""
     dialect = ""
 
+    def target(self, scope: Scope) -> tuple[str, str]:
+        """(folder the file must stay inside, the file's path relative to it)."""
+        raise NotImplementedError
+
     def install(self, scope: Scope) -> list[Edit]:
         raise NotImplementedError
 
@@ -83,6 +87,9 @@ class SettingsHarness(Harness):
     """A harness whose hooks live in a JSON settings file under `"hooks"`."""
 
     fired: tuple[str, ...] = ()  # every event the harness fires, in its lifecycle order
+    # Events the dialect maps but install does not wire, and why: each costs the harness a wait
+    # for a hook process, and all but one of their firings say nothing new.
+    unwired: ClassVar[dict[str, str]] = {}
     project_file = ""  # relative to the project folder
     user_file = ""  # relative to the user's home
     notes: tuple[str, ...] = ()
@@ -99,24 +106,28 @@ class SettingsHarness(Harness):
         return scope.hook_command(self.dialect)
 
     def target(self, scope: Scope) -> tuple[str, str]:
-        """(folder the file must stay inside, the file's path relative to it)."""
         if scope.project is None:
             return user_home(), self.user_file
         return scope.project, self.project_file
 
-    def hook_set(self, scope: Scope) -> HookSet:
-        events = routed_events(self.dialect, self.fired)
+    def hook_set(self, scope: Scope, wired: bool = True) -> HookSet:
+        """The entries install writes (wired), or those of the events it no longer wires."""
+        events = [e for e in routed_events(self.dialect, self.fired) if (e in self.unwired) != wired]
         commands = {e: self.command(scope, e) for e in events}
         entries = {e: self.entry(e, commands[e]) for e in events}
         return HookSet(scope.command, entries, commands, self.command_key, self.root)
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        return [merge_hooks(path, self.hook_set(scope), list(self.notes), self.jsonc, self.preamble)]
+        stale = self.hook_set(scope, wired=False) if self.unwired else None
+        return [merge_hooks(path, self.hook_set(scope), list(self.notes), self.jsonc, self.preamble, stale)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        return [unmerge_hooks(path, self.hook_set(scope), self.jsonc, self.preamble)]
+        hooks = self.hook_set(scope)
+        if self.unwired:  # what an earlier install wired goes too
+            hooks.merge(self.hook_set(scope, wired=False))
+        return [unmerge_hooks(path, hooks, self.jsonc, self.preamble)]
 
     def show(self, scope: Scope) -> str:
         root, relative = self.target(scope)
@@ -144,16 +155,23 @@ def merge_hooks(
     notes: list[str],
     jsonc: bool = False,
     preamble: dict[str, object] | None = None,
+    stale: HookSet | None = None,
 ) -> Edit:
+    """Add HOOKS to the file; remove STALE ones (an earlier install wired them, this one does not)."""
+    from sciontool_py.harness import record
+
     before = read_text(path)
     doc = Document(before if before is not None else "{}\n", path, jsonc)
     if before is None:
         for key, value in (preamble or {}).items():
             doc.add(doc.root, key, value)
     changed, created = hooks.add(doc)
-    if not changed:
+    dropped = stale.remove(doc, record.keys(path)) if stale is not None and before is not None else []
+    if not changed and not dropped:
         return Edit(path, before, before, "already wired", notes)
-    summary = f"added sciontool hooks for {', '.join(changed)}"
+    summary = f"added sciontool hooks for {', '.join(changed)}" if changed else "kept sciontool hooks"
+    if dropped:
+        summary += f"; removed those for {', '.join(dropped)}, no longer wired"
     return Edit(path, before, doc.text, summary, notes, installs=True, created_keys=created)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sciontool_py.harness.base import SettingsHarness
 
 # Every hook event Gemini CLI 0.61.0 fires, in the order of a session.
@@ -29,6 +31,11 @@ class Gemini(SettingsHarness):
     project_file = ".gemini/settings.json"
     user_file = ".gemini/settings.json"
     jsonc = True  # Gemini CLI strips // and /* */ comments from its settings
+    unwired: ClassVar[dict[str, str]] = {
+        # 300 firings for an answer in 300 chunks, each holding the stream: the model call ends
+        # with the next event (BeforeTool, AfterAgent), its usage is in Gemini's transcript.
+        "AfterModel": "fired once per streamed chunk",
+    }
     notes = (
         "Gemini CLI loads a project's .gemini/settings.json only in a trusted folder when "
         "security.folderTrust is enabled.",

@@ -42,6 +42,11 @@ NOTE = (
 # A top-level `hooks:` line, and its value when that is an empty one install must rewrite.
 _HOOKS = re.compile(r"hooks[ \t]*:(?P<value>[^#\r\n]*)(?P<comment>#.*)?$")
 _EMPTY = ("{}", "~", "null", "")
+# More values than a settings file (256 KiB at most) holds without aliases, about one a byte at
+# most: only aliases reach it.
+_MAX_VALUES = 1_000_000
+# The lines install writes inside its blocks: `EVENT:` and `- command: "..."`, indented.
+_SHAPE = re.compile(r'[ \t]*(?:[a-z_]+:|- command: "(?:[^"\\]|\\.)*")')
 
 
 class Hermes(Harness):
@@ -64,9 +69,7 @@ class Hermes(Harness):
         path = resolve_target(*self.target(scope))
         before = read_text(path)
         text = before or ""
-        _load(text, path)
-        pristine = self._strip(text, path)  # a reinstall starts again from the user's own file
-        old = _load(pristine, path)
+        pristine, old = self._unwired(text, path)  # a reinstall starts again from the user's own file
         hooks = old.get("hooks") or {}
         if not isinstance(hooks, dict):
             raise SciontoolError(f"{path}: hooks is not a mapping; left untouched")
@@ -144,20 +147,20 @@ class Hermes(Harness):
         separator = next((k[1] for k in keys if k[:1] == (textblock.SEPARATOR,)), "")
         replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
         for event in FIRED:
-            text = _or(textblock.remove(text, f"{self.name} {event}"), text)
-        return _or(textblock.remove(text, self.name, separator, replaced), text)
+            where = textblock.Where(path, f"{self.name} {event}", _SHAPE)
+            text = _or(textblock.remove(text, where), text)
+        where = textblock.Where(path, self.name, _SHAPE)
+        return _or(textblock.remove(text, where, separator, replaced), text)
 
-    def uninstall(self, scope: Scope) -> list[Edit]:
-        path = resolve_target(*self.target(scope))
-        before = read_text(path)
-        if before is None:
-            return [Edit(path, None, None, "no such file")]
-        after = self._strip(before, path)
-        if after == before:
-            return [Edit(path, before, before, "no sciontool hooks")]
+    def _unwired(self, text: str, path: str) -> tuple[str, dict[str, object]]:
+        """The text without our blocks and its settings, which must be exactly those of text but
+        ours, or nothing is written: what a block held must have been only our entries."""
+        old = _load(text, path)
+        after = self._strip(text, path)
+        if after == text:
+            return text, old
         keys = record.keys(path)
         replaced = next((k[1] for k in keys if k[:1] == (textblock.REPLACED,)), None)
-        old = _load(before, path)
         hooks = old.get("hooks")
         rest: dict[str, object] = {}
         for event, entries in hooks.items() if isinstance(hooks, dict) else ():
@@ -169,6 +172,16 @@ class Hermes(Harness):
             empty: dict[str, object] | None = {} if replaced is not None and "{}" in replaced else None
             expected["hooks"] = rest or empty
         _check(after, path, expected)
+        return after, expected
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        path = resolve_target(*self.target(scope))
+        before = read_text(path)
+        if before is None:
+            return [Edit(path, None, None, "no such file")]
+        after, _ = self._unwired(before, path)
+        if after == before:
+            return [Edit(path, before, before, "no sciontool hooks")]
         summary = "removed sciontool hooks"
         if not after and record.created(path).get("file"):
             return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]
@@ -213,19 +226,60 @@ def _child_indent(rest: list[str]) -> str:
 
 
 def _load(text: str, path: str) -> dict[str, object]:
+    """The file's settings. libyaml parses (PyYAML's pure-Python parser took 16 s of CPU for
+    10 MB); aliases are expanded only after their expansion is counted (a 584-byte alias bomb
+    makes 10^8 values, which every later comparison would walk)."""
     import yaml
 
+    # libyaml is in PyYAML's wheels; a build without it parses in Python, slower but the same.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        node = loader.get_single_node()
+        if node is not None and "*" in text:  # no alias without its `*`
+            _bounded(node, path)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise SciontoolError(f"{path}: cannot parse YAML{where}; left untouched") from None
+        problem = getattr(exc, "problem", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        said = ": ".join(part for part in (where, problem) if part)
+        raise SciontoolError(
+            f"{path}: cannot parse YAML{f' ({said})' if said else ''}; left untouched"
+        ) from None
+    except RecursionError:
+        raise SciontoolError(f"{path}: nested too deeply to edit; left untouched") from None
+    finally:
+        loader.dispose()
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise SciontoolError(f"{path}: not a mapping; left untouched")
     return data
+
+
+def _bounded(root: object, path: str) -> None:
+    """Refuse a document whose values, aliases expanded, outnumber _MAX_VALUES. Each node is
+    counted once (an alias shares its anchor's node), without recursion."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)] if isinstance(root, yaml.Node) else []
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        value = node.value if isinstance(node, yaml.CollectionNode) else []
+        children = [n for pair in value for n in pair] if isinstance(node, yaml.MappingNode) else value
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+        if sizes[id(node)] > _MAX_VALUES:
+            raise SciontoolError(
+                f"{path}: its YAML aliases expand to more than {_MAX_VALUES:,} values (an alias bomb?): "
+                "not edited (left untouched)"
+            )
 
 
 def _check(text: str, path: str, expected: dict[str, object]) -> None:
@@ -234,7 +288,11 @@ def _check(text: str, path: str, expected: dict[str, object]) -> None:
         got = _load(text, path)
     except SciontoolError:
         got = None
-    if got != expected:
+    try:
+        differs = got != expected
+    except RecursionError:  # libyaml nests up to 1,000 levels; comparing them goes past Python's limit
+        raise SciontoolError(f"{path}: nested too deeply to edit; left untouched") from None
+    if differs:
         raise SciontoolError(
             f"{path}: cannot change the hooks without changing the rest (an event of ours the user "
             "wired too?); left untouched: `sciontool harness show hermes` prints what to add"

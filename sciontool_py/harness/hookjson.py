@@ -37,6 +37,11 @@ class HookSet:
         self.key = key  # the member holding the command line ("bash" for Copilot)
         self.root = root
 
+    def merge(self, other: HookSet) -> None:
+        """Take OTHER's events in too (uninstall removes both)."""
+        self.entries.update(other.entries)
+        self.commands.update(other.commands)
+
     def is_ours(self, hook: object, event: str) -> bool:
         """A hook whose command is ours for this event, whatever program ran sciontool."""
         if not isinstance(hook, dict):

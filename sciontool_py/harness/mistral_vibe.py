@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
-from sciontool_py.harness import record, textblock
+from sciontool_py.errors import SciontoolError
+from sciontool_py.harness import record, textblock, tomltables
 from sciontool_py.harness.base import EMPTIED, Edit, Harness, Scope, routed_events, user_home
 from sciontool_py.harness.files import read_text, resolve_target
 from sciontool_py.harness.tomledit import _parse
 
 FIRED = ("pre_tool", "post_tool", "post_agent")
+_PREFIX = "sciontool-"  # our hooks' names: sciontool-pre_tool, ...
+# tomlkit reads 64 KiB in 0.19 s of CPU, 256 KiB in 0.60 s: install reads it up to three times.
+MAX_BYTES = 64 << 10
+# The lines an older version wrote inside its marked block: `[[hooks]]` and `KEY = "..."`.
+_SHAPE = re.compile(r'\[\[hooks\]\]|(?:name|type|command) = "(?:[^"\\]|\\.)*"')
 NOTE = "Vibe loads a project's .vibe/hooks.toml only in a trusted folder (`vibe --trust` or its prompt)."
 
 
@@ -38,64 +45,76 @@ class MistralVibe(Harness):
     def entries(self, scope: Scope) -> list[dict[str, str]]:
         command = scope.hook_command(self.dialect)
         return [
-            {"name": f"sciontool-{event}", "type": event, "command": command}
+            {"name": f"{_PREFIX}{event}", "type": event, "command": command}
             for event in routed_events(self.dialect, FIRED)
         ]
 
-    def block(self, scope: Scope) -> textblock.Block:
-        body: list[str] = []
+    def tables(self, scope: Scope, newline: str = "\n") -> str:
+        """Our `[[hooks]]` tables as TOML text."""
+        lines: list[str] = []
         for entry in self.entries(scope):
-            body.append("[[hooks]]")
-            body.extend(f"{key} = {json.dumps(value)}" for key, value in entry.items())
-        return textblock.Block(self.name, "", body)
+            lines.append("[[hooks]]")
+            lines.extend(f"{key} = {json.dumps(value)}" for key, value in entry.items())
+        return "".join(line + newline for line in lines)
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        before = read_text(path)
+        before = read_text(path, MAX_BYTES)
         text = before or ""
-        old = _parse(text, path)
-        block = self.block(scope)
-        after = textblock.replace_block(text, block)
-        created: list[tuple[str, ...]] = []
-        if after is None:
-            after, separator = textblock.append(text, block)
-            created = [(textblock.SEPARATOR, separator)]
-        elif after == text:
+        pristine, old = self._unwired(text, path)  # a reinstall starts again from the user's own file
+        tables = self.tables(scope, textblock.newline_of(pristine))
+        after, separator = tomltables.add(pristine, "hooks", tables, path)
+        if after == text:
             return [Edit(path, before, before, "already wired", self.notes(scope))]
-        mine = {json.dumps(e, sort_keys=True) for e in self.entries(scope)}
-        kept = [h for h in _hooks(old) if json.dumps(h, sort_keys=True) not in mine and not _ours(h)]
-        self._check(after, path, {**old, "hooks": kept + self.entries(scope)})
+        self._check(after, path, {**old, "hooks": [*_hooks(old), *self.entries(scope)]})
+        # What uninstall will do must give back the user's file, byte for byte, or nothing is written.
+        if tomltables.remove(after, "hooks", _ours, separator, path) != pristine:
+            raise SciontoolError(
+                f"{path}: cannot add sciontool's [[hooks]] so that uninstall gives back every byte; "
+                "left untouched: `sciontool harness show mistral-vibe` prints what to add"
+            )
+        created: list[tuple[str, ...]] = [(textblock.SEPARATOR, separator)] if separator else []
         summary = f"added sciontool hooks for {', '.join(e['type'] for e in self.entries(scope))}"
         return [Edit(path, before, after, summary, self.notes(scope), installs=True, created_keys=created)]
 
-    def uninstall(self, scope: Scope) -> list[Edit]:
-        path = resolve_target(*self.target(scope))
-        before = read_text(path)
-        if before is None:
-            return [Edit(path, None, None, "no such file")]
+    def _unwired(self, text: str, path: str) -> tuple[str, dict[str, object]]:
+        """The text without our tables (or the marked block an older version wrote instead) and
+        the separator install put before them, and its settings: exactly those of text but ours,
+        or nothing is written."""
+        old = _parse(text, path)  # its bounds (size, depth, a key's parts) before tomlkit reads it
         separator = next((k[1] for k in record.keys(path) if k[:1] == (textblock.SEPARATOR,)), "")
-        after = textblock.remove(before, self.name, separator)
+        after = textblock.remove(text, textblock.Where(path, self.name, _SHAPE), separator)
         if after is None:
-            return [Edit(path, before, before, "no sciontool hooks")]
-        old = _parse(before, path)
+            # tomlkit is slow (0.55 s of CPU for 256 KiB): read by it only a file with a name of ours
+            after = tomltables.remove(text, "hooks", _ours, separator, path) if _PREFIX in text else text
+        if after == text:
+            return text, old
         rest = [h for h in _hooks(old) if not _ours(h)]
         expected = {k: v for k, v in old.items() if k != "hooks"}
         if rest or "hooks" in _parse(after, path):
             expected["hooks"] = rest
         self._check(after, path, expected)
+        return after, expected
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        path = resolve_target(*self.target(scope))
+        before = read_text(path, MAX_BYTES)
+        if before is None:
+            return [Edit(path, None, None, "no such file")]
+        after, _ = self._unwired(before, path)
+        if after == before:
+            return [Edit(path, before, before, "no sciontool hooks")]
         summary = "removed sciontool hooks"
         if not after and record.created(path).get("file"):
             return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]
         return [Edit(path, before, after, summary, uninstalls=True)]
 
     def _check(self, text: str, path: str, expected: dict[str, object]) -> None:
-        from sciontool_py.errors import SciontoolError
-
         try:
             got = _parse(text, path)
         except SciontoolError:
             got = None
-        if got is None or _sorted(got) != _sorted(expected):  # our block may sit among the user's
+        if got is None or _sorted(got) != _sorted(expected):  # ours may sit among the user's
             raise SciontoolError(
                 f"{path}: cannot add or remove sciontool's [[hooks]] without changing the rest "
                 "(is `hooks` an inline array?); left untouched"
@@ -103,9 +122,8 @@ class MistralVibe(Harness):
 
     def show(self, scope: Scope) -> str:
         root, relative = self.target(scope)
-        lines = "\n".join(self.block(scope).lines())
         note = "".join(f"# {n}\n" for n in self.notes(scope))
-        return f"# appended to {os.path.join(root, relative)}\n{lines}\n{note}"
+        return f"# added to the [[hooks]] of {os.path.join(root, relative)}\n{self.tables(scope)}{note}"
 
 
 def _hooks(data: dict[str, object]) -> list[object]:
@@ -118,4 +136,4 @@ def _sorted(data: dict[str, object]) -> dict[str, object]:
 
 
 def _ours(hook: object) -> bool:
-    return isinstance(hook, dict) and str(hook.get("name", "")).startswith("sciontool-")
+    return isinstance(hook, dict) and str(hook.get("name", "")).startswith(_PREFIX)

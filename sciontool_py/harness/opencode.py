@@ -4,6 +4,10 @@ opencode loads every .js/.ts file in `.opencode/plugins/` (project) and
 `~/.config/opencode/plugins/` (user, `$XDG_CONFIG_HOME` when set) at start.
 The file is wholly ours: its first line marks it, so install updates it and
 uninstall deletes it, and a file of the same name without the mark is refused.
+
+At every start opencode installs `@opencode-ai/plugin` with npm into each config
+folder that lacks it (the user's, and a project's `.opencode/`), and once a plugin
+is to be loaded it waits for those installs: install says what that costs.
 """
 
 from __future__ import annotations
@@ -17,6 +21,18 @@ from sciontool_py.harness.files import read_text, resolve_target
 
 FILE_NAME = "sciontool-bridge.js"
 MARK = "// sciontool-bridge:"
+PACKAGE = os.path.join("node_modules", "@opencode-ai", "plugin", "package.json")
+PROJECT_NOTE = (
+    "opencode installs @opencode-ai/plugin (about 64 MB, from the npm registry) into {folder} at its "
+    "first start here, and with a plugin there it waits for that (about 75 s at every start where the "
+    "registry cannot be reached); --user wires the user's plugin folder instead, which costs nothing "
+    "once opencode has installed the package there."
+)
+USER_NOTE = (
+    "{folder} has no @opencode-ai/plugin yet, which opencode installs there at a start, hooked or not "
+    "(about 64 MB, from the npm registry): with a plugin to load, its start waits for that install "
+    "(about 75 s at every start where the registry cannot be reached)."
+)
 
 
 def bridge_source(scope: Scope, dialect: str) -> str:
@@ -30,6 +46,14 @@ def bridge_source(scope: Scope, dialect: str) -> str:
     return text.replace("__COMMAND__", json.dumps(command)).replace("__FORWARD__", json.dumps(forward))
 
 
+def user_config() -> tuple[str, str]:
+    """opencode's config folder, as (a root it stays inside, the folder relative to it)."""
+    config = os.environ.get("XDG_CONFIG_HOME")
+    if config:
+        return config, "opencode"
+    return user_home(), os.path.join(".config", "opencode")
+
+
 class Opencode(Harness):
     name = "opencode"
     dialect = "opencode"
@@ -37,10 +61,19 @@ class Opencode(Harness):
     def target(self, scope: Scope) -> tuple[str, str]:
         if scope.project is not None:
             return scope.project, os.path.join(".opencode", "plugins", FILE_NAME)
-        config = os.environ.get("XDG_CONFIG_HOME")
-        if config:
-            return config, os.path.join("opencode", "plugins", FILE_NAME)
-        return user_home(), os.path.join(".config", "opencode", "plugins", FILE_NAME)
+        root, config = user_config()
+        return root, os.path.join(config, "plugins", FILE_NAME)
+
+    def notes(self, scope: Scope) -> list[str]:
+        """What opencode's next start waits for: its installs of @opencode-ai/plugin not made yet."""
+        folders = []
+        if scope.project is not None:
+            folders.append((os.path.join(scope.project, ".opencode"), PROJECT_NOTE))
+        try:
+            folders.append((os.path.join(*user_config()), USER_NOTE))
+        except SciontoolError:
+            pass  # no HOME: opencode cannot start either
+        return [note.format(folder=f) for f, note in folders if not os.path.isfile(os.path.join(f, PACKAGE))]
 
     def _existing(self, path: str) -> str | None:
         before = read_text(path)
@@ -52,10 +85,11 @@ class Opencode(Harness):
         path = resolve_target(*self.target(scope))
         before = self._existing(path)
         after = bridge_source(scope, self.dialect)
+        notes = self.notes(scope)
         if before == after:
-            return [Edit(path, before, before, "already wired")]
+            return [Edit(path, before, before, "already wired", notes)]
         verb = "updated" if before is not None else "wrote"
-        return [Edit(path, before, after, f"{verb} the opencode bridge plugin", installs=True)]
+        return [Edit(path, before, after, f"{verb} the opencode bridge plugin", notes, installs=True)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))

@@ -10,65 +10,140 @@ const COMMAND = __COMMAND__;
 // The names the opencode dialect maps when this file was written; others are not sent.
 const FORWARD = new Set(__FORWARD__);
 const TIMEOUT_MS = 30000;
-const QUEUE_LIMIT = 256; // envelopes waiting per session; beyond it the oldest are dropped
+const RUNNING_LIMIT = 16; // hook processes at once, all sessions together
+const SESSION_LIMIT = 256; // envelopes one session has waiting; beyond it its oldest waiting one is dropped
+const QUEUE_LIMIT = 1024; // envelopes waiting in all; beyond it the longest queue loses its oldest
+const QUEUE_CHARS = 16 * 1024 * 1024; // characters of JSON waiting in all: the same
+const KEEP = 4096; // entries each record of sessions, messages and calls keeps; beyond it the oldest go
 const TEXT_LIMIT = 65536; // characters of tool output or assistant text sent
 const SIDE_AGENTS = new Set(["title", "summary"]); // their model requests are not the agent's turn
 
 // opencode must never wait for the hook: nothing here is awaited by opencode, and each
 // envelope goes to a child process started without waiting for it. One session's envelopes
 // still go one after another (the next starts when the previous hook exits), so the hook sees
-// them in order; a queue holds the rest, bounded. The hook's output goes nowhere: nothing it
-// prints can reach opencode's screen.
-const queues = new Map(); // session id -> envelopes waiting; [0] is the one being sent
-const running = new Map(); // session id -> {pid, written, child}: the hook of queue[0]
+// them in order; at most RUNNING_LIMIT hooks run at once (200 busy sessions must not start 200
+// processes), and the sessions take turns. What waits is JSON text in bounded queues; what
+// they drop is counted, and the count reaches agent.log (note()). The hook's output goes
+// nowhere: nothing it prints can reach opencode's screen.
+const waiting = new Map(); // session id -> JSON lines not sent yet, oldest first
+const ready = new Map(); // the sessions with lines waiting and no hook running, in turn order
+const running = new Map(); // session id (or NOTE) -> {line, written, child}: its hook in flight
+const NOTE = Symbol("note"); // the key of the hook saying how many envelopes were dropped
 const endings = new Set(); // per instance: what it sends when opencode exits
+let queued = 0; // lines in waiting
+let queuedChars = 0;
+let dropped = 0; // envelopes dropped and not said yet
 let exiting = false; // from then on envelopes only queue, for handOff
 
-function run(key, envelope) {
-  return new Promise((done) => {
-    let child;
-    try {
-      child = spawn(COMMAND[0], COMMAND.slice(1), { stdio: ["pipe", "ignore", "ignore"], detached: true });
-    } catch {
-      return done(); // the hook only observes: a missing sciontool never breaks opencode
-    }
-    const head = { pid: child.pid, written: false, child };
-    running.set(key, head);
-    const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
-    timer.unref();
-    const finish = () => {
-      clearTimeout(timer);
-      running.delete(key);
-      done();
-    };
-    child.on("error", finish);
-    child.on("close", finish);
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(envelope), () => {
-      head.written = true;
-    });
+// A set or map that forgets its oldest entry beyond KEEP: what opencode never ends (a call
+// without its end, a session not seen again) cannot pile up.
+function keep(collection, key, value) {
+  if (!collection.has(key) && collection.size >= KEEP) collection.delete(collection.keys().next().value);
+  if (collection instanceof Map) collection.set(key, value);
+  else collection.add(key);
+}
+
+function start(key, line) {
+  let child;
+  try {
+    child = spawn(COMMAND[0], COMMAND.slice(1), { stdio: ["pipe", "ignore", "ignore"], detached: true });
+  } catch {
+    return requeue(key); // the hook only observes: a missing sciontool never breaks opencode
+  }
+  const head = { line, written: false, child };
+  running.set(key, head);
+  // child.kill() signals only a child the runtime has not seen exit: never a reused pid.
+  const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+  timer.unref();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    running.delete(key);
+    requeue(key);
+    if (!exiting) pump();
+  };
+  child.on("error", end);
+  child.on("close", end);
+  child.stdin.on("error", () => {});
+  child.stdin.end(line, () => {
+    head.written = true;
   });
 }
 
-async function drain(key, queue) {
-  while (queue.length) {
-    await run(key, queue[0]);
-    queue.shift();
+// A session whose hook is done takes its next turn after the sessions waiting already.
+function requeue(key) {
+  if (waiting.has(key)) ready.set(key, true);
+}
+
+function pump() {
+  while (running.size < RUNNING_LIMIT) {
+    if (dropped && !running.has(NOTE)) {
+      start(NOTE, note());
+      continue;
+    }
+    const next = ready.keys().next();
+    if (next.done) return;
+    const key = next.value;
+    ready.delete(key);
+    start(key, take(key));
   }
-  queues.delete(key);
+}
+
+// The hook logs an event its dialect does not map as `Event: NAME`: the count goes in the name.
+function note() {
+  const what = dropped === 1 ? "envelope" : "envelopes";
+  const line = JSON.stringify({ hook_event_name: `sciontool-bridge dropped ${dropped} ${what} (queue full)` });
+  dropped = 0;
+  return line;
+}
+
+function take(key) {
+  const queue = waiting.get(key);
+  const line = queue.shift();
+  if (!queue.length) {
+    waiting.delete(key);
+    ready.delete(key);
+  }
+  queued -= 1;
+  queuedChars -= line.length;
+  return line;
+}
+
+function longest() {
+  let found;
+  for (const [key, queue] of waiting) if (found === undefined || queue.length > waiting.get(found).length) found = key;
+  return found;
 }
 
 function enqueue(envelope) {
   const key = envelope.session_id || "";
-  let queue = queues.get(key);
-  if (queue) {
-    if (queue.length >= QUEUE_LIMIT) queue.splice(1, 1); // queue[0] is running
-    queue.push(envelope);
-    return;
+  let line;
+  try {
+    line = JSON.stringify(envelope);
+  } catch {
+    // a value JSON cannot hold (a BigInt among a tool's arguments): dropped, never thrown at
+    // opencode, which would take a throw from tool.execute.before for a veto of the call
   }
-  queue = [envelope];
-  queues.set(key, queue);
-  if (!exiting) drain(key, queue);
+  if (line === undefined || line.length > QUEUE_CHARS) dropped += 1;
+  else {
+    let queue = waiting.get(key);
+    if (!queue) waiting.set(key, (queue = []));
+    if (queue.length >= SESSION_LIMIT) {
+      take(key);
+      dropped += 1;
+    }
+    queue.push(line);
+    queued += 1;
+    queuedChars += line.length;
+    while (queued > QUEUE_LIMIT || queuedChars > QUEUE_CHARS) {
+      take(longest());
+      dropped += 1;
+    }
+    if (waiting.has(key) && !running.has(key)) ready.set(key, true);
+  }
+  if (!exiting) pump();
 }
 
 const started = new Set(); // sessions that had a session.created in this process
@@ -79,7 +154,7 @@ function send(envelope) {
   // A session taken up again (`opencode run --continue`, one picked in the TUI) publishes no
   // session.created here; without one, the session the last exit ended would stay ended.
   if (id && !started.has(id)) {
-    started.add(id);
+    keep(started, id);
     const name = envelope.hook_event_name;
     if (name !== "session.created" && name !== "server.instance.disposed") send(base("session.created", id));
   }
@@ -110,24 +185,29 @@ while IFS= read -r line; do printf '%s' "$line" | "$@"; done
 function handOff() {
   const pids = [];
   const lines = [];
-  for (const [key, queue] of queues) {
-    const head = running.get(key);
+  const sessions = new Map(); // session id -> its lines, in order
+  for (const [key, head] of running) {
     // A hook that has its envelope whole finishes on its own; one that has not is stopped,
-    // and its envelope goes again with the rest.
-    if (head && head.written) {
-      pids.push(head.pid);
-      queue.shift();
-    } else if (head) head.child.kill("SIGKILL");
-    for (const envelope of queue) lines.push(JSON.stringify(envelope) + "\n");
+    // and its envelope goes again, before the rest of its session's.
+    if (head.written) pids.push(head.child.pid);
+    else {
+      head.child.kill("SIGKILL");
+      if (key === NOTE) lines.push(head.line);
+      else sessions.set(key, [head.line]);
+    }
   }
-  queues.clear();
+  for (const [key, queue] of waiting) sessions.set(key, [...(sessions.get(key) || []), ...queue]);
+  if (dropped) lines.push(note());
+  for (const group of sessions.values()) lines.push(...group);
+  waiting.clear();
+  ready.clear();
   if (!lines.length) return;
   let folder;
   let fd;
   try {
     folder = mkdtempSync(join(tmpdir(), "sciontool-bridge-"));
     const file = join(folder, "envelopes");
-    writeFileSync(file, lines.join(""), { mode: 0o600 });
+    writeFileSync(file, lines.join("\n") + "\n", { mode: 0o600 });
     fd = openSync(file, "r");
     rmSync(folder, { recursive: true, force: true });
     folder = undefined;
@@ -167,17 +247,18 @@ function watchExit(envelope) {
       detached: true,
       env: { ...process.env, SCIONTOOL_BRIDGE_ENDING: JSON.stringify(envelope) },
     });
+    let exited = false;
+    child.on("exit", () => {
+      exited = true;
+    });
     child.on("error", () => {});
     child.stdin.on("error", () => {});
     // Neither the shell nor its pipe may keep opencode's event loop alive.
     child.unref();
     if (typeof child.stdin.unref === "function") child.stdin.unref();
+    // Only a shell not seen exiting is stopped: once it has, its pid may be another process's.
     return () => {
-      try {
-        process.kill(child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      if (!exited) child.kill("SIGKILL");
     };
   } catch {
     return () => {}; // the hook only observes: no watcher, no disposal on a silent exit
@@ -240,13 +321,13 @@ export const SciontoolBridge = async () => {
       return send(envelope);
     }
     if (p.type === "text" && models.has(p.messageID) && p.text && p.time && p.time.end) {
-      texts.set(p.sessionID, p.text);
+      keep(texts, p.sessionID, p.text);
       return;
     }
     const state = p.state || {};
     // A tool that throws or is rejected gets no tool.execute.after: its part says so.
     if (p.type === "tool" && state.status === "error" && !failed.has(p.callID)) {
-      failed.add(p.callID);
+      keep(failed, p.callID);
       calls.delete(p.callID);
       const envelope = base("tool.failed", p.sessionID);
       envelope.call_id = p.callID;
@@ -272,8 +353,8 @@ export const SciontoolBridge = async () => {
           return send(base("session.created", props.sessionID || info.id));
         }
         case "message.updated": {
-          if (info.role === "user" && info.id && !info.summary) users.add(info.id);
-          if (info.role === "assistant" && info.modelID) models.set(info.id, `${info.providerID}/${info.modelID}`);
+          if (info.role === "user" && info.id && !info.summary) keep(users, info.id);
+          if (info.role === "assistant" && info.modelID) keep(models, info.id, `${info.providerID}/${info.modelID}`);
           return;
         }
         case "message.part.updated":
@@ -307,10 +388,7 @@ export const SciontoolBridge = async () => {
           const envelope = base("permission.asked", props.sessionID);
           const callID = (props.tool && props.tool.callID) || "";
           // permission.replied names only the request: which call it answers is known from here.
-          if (props.id && callID) {
-            if (asked.size >= QUEUE_LIMIT) asked.delete(asked.keys().next().value); // never answered
-            asked.set(props.id, callID);
-          }
+          if (props.id && callID) keep(asked, props.id, callID);
           const call = calls.get(callID);
           if (call) envelope.tool_name = call.tool;
           if (typeof props.title === "string") envelope.message = props.title;
@@ -345,7 +423,7 @@ export const SciontoolBridge = async () => {
     },
     "tool.execute.before": async (input, output) => {
       const args = (output && output.args) || {};
-      calls.set(input.callID, { tool: input.tool, input: args });
+      keep(calls, input.callID, { tool: input.tool, input: args });
       const envelope = base("tool.execute.before", input.sessionID);
       envelope.call_id = input.callID;
       envelope.tool_name = input.tool;

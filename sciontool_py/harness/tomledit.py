@@ -1,8 +1,13 @@
 """Set or remove Codex's top-level `notify` in config.toml by editing lines, so comments stay.
 
-No TOML writer keeps comments, so the file is edited as lines and the result
-is parsed again: it must hold exactly the old settings with notify changed,
-or nothing is written.
+tomlkit would keep comments too (Vibe's hooks.toml uses it), but not here:
+its edits touch bytes beside notify (of 11 shapes, adding then removing notify
+with it left 4 changed: a CRLF file got LF lines, a last line without a line
+end got one, a split array of tables moved), its public API adds a comment
+(our mark, the lines `--force` keeps) only at the end of the file, not above
+notify, and it takes 7 to 10 times tomllib's CPU. So the file is
+edited as lines and the result is parsed again: it must hold exactly the old
+settings with notify changed, or nothing is written.
 """
 
 from __future__ import annotations
@@ -17,10 +22,23 @@ MARK = "# Scion's hook gets Codex's end-of-turn notification (sciontool harness 
 # Before a notify line of the user's that `install --force` replaced: uninstall restores it.
 KEPT = "# kept by sciontool harness install codex --force: "
 _HEADER = re.compile(r"\s*\[")
+# tomllib's time grows with the square of a key's parts (a 100,000-part key: minutes of CPU);
+# tomlkit refuses keys past 100 levels. A key starts a line, a table header or an inline table's
+# member; parts are bare or quoted, each alternative ending where the next must start (linear).
+MAX_KEY_PARTS = 100
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_DEEP_KEY = re.compile(rf"(?:^|[{{,\[])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS}}}", re.M)
 _NOTIFY = re.compile(r"""\s*(notify|"notify"|'notify')\s*=""")
 
 
 def _parse(text: str, path: str) -> dict[str, object]:
+    deep = _DEEP_KEY.search(text)
+    if deep is not None:
+        line = text.count("\n", 0, deep.end()) + 1
+        raise SciontoolError(
+            f"{path}: a key of more than {MAX_KEY_PARTS} dotted parts (line {line}), deeper than TOML "
+            "readers go: not edited (left untouched)"
+        )
     if sys.version_info >= (3, 11):
         import tomllib
     else:
@@ -29,6 +47,8 @@ def _parse(text: str, path: str) -> dict[str, object]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SciontoolError(f"{path}: cannot parse: {exc}; left untouched") from None
+    except RecursionError:
+        raise SciontoolError(f"{path}: nested too deeply to edit; left untouched") from None
 
 
 def _boundaries(lines: list[str]) -> list[bool]:

@@ -22,9 +22,10 @@ Importing this module imports nothing heavy: not agentino, typer or YAML.
 
 from __future__ import annotations
 
-from sciontool_py.console import cut
+import os
+
+from sciontool_py.console import ERROR_LIMIT, cut
 from sciontool_py.errors import SciontoolError
-from sciontool_py.fastpath import ERROR_LIMIT
 from sciontool_py.fs import home_dir
 from sciontool_py.log.writer import AgentLog
 
@@ -125,13 +126,13 @@ def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: Agen
     try:
         # The bytes agentino pipes to a command hook, so both modes read the same event.
         payload = parse_envelope(encode_context(context))
-        answer = receive(spec, payload, log, event, in_process=True)
+        answer = receive(spec, payload, log, event, origin=os.getpid())  # this process is the harness
     except BaseException as exc:  # SystemExit or KeyboardInterrupt from an object's __str__ too
         log_failure(log, event, exc)
         return
     from sciontool_py.telemetry import after_answer
 
-    after_answer(log, answer)  # as the hook does once it has answered; never raises
+    after_answer(log, answer.event)  # as the hook does once it has answered; never raises
     if answer.watch:
         from sciontool_py import harness_exit
 

@@ -29,13 +29,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.hook import Answer
     from sciontool_py.log.writer import AgentLog
 
 
-def after_answer(log: AgentLog, answer: Answer) -> None:
-    """Telemetry for the event the hook just answered; never raises."""
-    event = answer.event
+def after_answer(log: AgentLog, event: CanonicalEvent | None) -> None:
+    """Telemetry for the event the hook just answered (None: there was none); never raises."""
     env = os.environ
     home = log.home
     if event is None or event.name not in settings.SPAN_NAMES or not settings.enabled(env):

@@ -118,7 +118,7 @@ def test_resumes_after_wait_names_mapped_events_that_set_an_activity() -> None:
     spec, found = check_text(
         HEAD + "mappings: {A: {event: tool-end}}\noptions: {resumes_after_wait: [A]}\n", "d"
     )
-    assert found == [] and spec is not None and spec.options == {"resumes_after_wait": ["A"]}
+    assert found == [] and spec is not None and spec.options.given == {"resumes_after_wait": ["A"]}
 
 
 def test_model_call_events_name_mapped_events() -> None:

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import CliHere, Ran
+
+
+@pytest.fixture(autouse=True)
+def _sciontool_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sciontool` on PATH, as for a user who installed it: install then writes the bare name.
+    (Without it, install writes this program's absolute path: test_program.py.)"""
+    venv_bin = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 @pytest.fixture

@@ -241,6 +241,32 @@ def test_opencode_refuses_a_plugin_of_the_same_name_that_is_not_ours(
     assert plugin.read_text() == "export const Mine = async () => ({})\n"
 
 
+def _notes(ran: Ran) -> list[str]:
+    return [line.removeprefix("note: ") for line in ran.stdout.splitlines() if line.startswith("note: ")]
+
+
+def test_opencode_install_says_which_installs_of_opencodes_own_its_start_will_wait_for(
+    tmp_path: Path, home: Path, harness_here: CliHere
+) -> None:
+    # opencode installs @opencode-ai/plugin into each config folder lacking it, and waits for
+    # those installs once a plugin is to be loaded: a project's .opencode/, and the user's.
+    project, user = tmp_path / ".opencode", home / ".config" / "opencode"
+    notes = _notes(harness_here(home, "install", "opencode", "--project", str(tmp_path)))
+    assert [n.split(" ")[:3] for n in notes] == [
+        ["opencode", "installs", "@opencode-ai/plugin"],
+        [str(user), "has", "no"],
+    ]
+    assert f"into {project} at its first start here" in notes[0] and "--user" in notes[0]
+    assert notes[1] == _notes(harness_here(home, "install", "opencode", "--user"))[0]
+    for folder in (project, user):  # as opencode's own install leaves it
+        package = folder / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
+        package.parent.mkdir(parents=True)
+        package.write_text('{"name": "@opencode-ai/plugin", "version": "1.18.33"}\n')
+    again = harness_here(home, "install", "opencode", "--project", str(tmp_path))
+    assert again.stdout.endswith("already wired, unchanged\n")  # and nothing more to say
+    assert _notes(harness_here(home, "install", "opencode", "--user")) == []
+
+
 # --- The opencode bridge, run by node as opencode runs it ---------------------------------------
 
 

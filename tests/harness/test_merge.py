@@ -139,7 +139,7 @@ CASES = [
         ".gemini/settings.json",
         GEMINI,
         "gemini",
-        ("SessionStart", "BeforeAgent", "BeforeModel", "AfterModel", "BeforeTool", "AfterTool", "SessionEnd"),
+        ("SessionStart", "BeforeAgent", "BeforeModel", "BeforeTool", "AfterTool", "SessionEnd"),
     ),
     Case("codex", "--user", ".codex/hooks.json", CODEX_HOOKS, "codex", ("SessionStart", "SessionEnd")),
     Case(
@@ -413,3 +413,31 @@ def test_a_hook_the_user_put_in_our_group_survives_uninstall(
     assert harness_here(home, "uninstall", "claude", "--project", str(project)).returncode == 0
     left = json.loads(path.read_text())
     assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+
+
+def test_gemini_is_not_wired_for_the_per_chunk_after_model_and_an_older_wiring_is_undone(
+    harness_here: CliHere, dirs: tuple[Path, Path]
+) -> None:
+    """Issue 30: AfterModel fires once per streamed chunk (300 for one answer), and the harness
+    waits for each: install does not wire it, and takes out one an older install wrote, keeping
+    the user's own AfterModel hook; uninstall then gives back the user's bytes."""
+    project, home = dirs
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"name": "mine", "type": "command", "command": "logger after-model"}
+    older = {"name": "scion-AfterModel", "type": "command", "command": "sciontool hook --dialect=gemini"}
+    original = json.dumps({"hooks": {"AfterModel": [{"hooks": [mine]}]}}, indent=2) + "\n"
+    settings.write_text(original)
+    done = harness_here(home, "install", "gemini", "--project", str(project), "--command", "sciontool")
+    assert done.returncode == 0, done.stderr
+    wired = json.loads(settings.read_text())["hooks"]
+    assert wired["AfterModel"] == [{"hooks": [mine]}]
+    assert "sciontool" not in json.dumps(wired["AfterModel"]) and "BeforeModel" in wired
+    # As an older install left it: ours beside the user's.
+    wired["AfterModel"].append({"hooks": [older]})
+    settings.write_text(json.dumps({"hooks": wired}, indent=2) + "\n")
+    again = harness_here(home, "install", "gemini", "--project", str(project), "--command", "sciontool")
+    assert "removed those for AfterModel, no longer wired" in again.stdout
+    assert json.loads(settings.read_text())["hooks"]["AfterModel"] == [{"hooks": [mine]}]
+    harness_here(home, "uninstall", "gemini", "--project", str(project), "--command", "sciontool")
+    assert json.loads(settings.read_text()) == json.loads(original)

@@ -79,6 +79,26 @@ name = "lint"
 type = "post_agent"
 command = "ruff check ."  # quiet
 """
+VIBE_ODD = (
+    "#  my hooks   \n"
+    'model   =    "devstral"   # trailing\n'
+    'env = { A = "1", B = { c = [1, 2] } }\n'
+    "[[hooks]]\n"
+    'name    = "lint"\n'
+    'type = "post_agent"\n'
+    "command = '''ruff check .'''\n"
+    "[hooks.env]\n"
+    'X = "y"\n'
+    "\n"
+    "# between\n"
+    "[[hooks]]\n"
+    'name = "fmt"\n'
+    'type = "post_tool"\n'
+    'command = """\nblack ."""\n'
+    "\n"
+    "[tools.bash]\n"
+    '\tallow = ["ls", "cat"]\n'
+)
 HERMES = """\
 model:
   default: anthropic/claude-sonnet-4
@@ -128,6 +148,9 @@ HARNESSES = [
             "empty file": "",
             "a comment, no line end": "# nothing yet",
             "a setting, no line end": 'other = "x"',
+            "the user's hooks last, no line end": '[[hooks]]\nname = "a"\ntype = "post_tool"\ncommand = "x"',
+            "CRLF": '# mine\r\n[[hooks]]\r\nname = "a"\r\ntype = "post_tool"\r\ncommand = "x"\r\n',
+            "odd spacing, inline tables, a hook's sub-table, tables after": VIBE_ODD,
             "realistic": VIBE,
         },
     ),
@@ -284,3 +307,18 @@ def test_force_then_uninstall_gives_back_the_users_codex_notify(tmp_path: Path) 
     assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
     run(tmp_path, "uninstall", "codex", "--user")
     assert snapshot(tmp_path, cache=False) == before
+
+
+@pytest.mark.parametrize("order", [("core-agent", "antigravity"), ("antigravity", "core-agent")])
+def test_two_harnesses_sharing_a_folder_install_made_leave_nothing_in_either_order(
+    tmp_path: Path, run_here: Callable[..., Ran], order: tuple[str, str]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "home").mkdir()
+    before = snapshot(tmp_path)
+    for name in ("core-agent", "antigravity"):  # both files in the `.agents/` the first one made
+        run_here(tmp_path, "install", name, "--project", str(project))
+    for name in order:
+        run_here(tmp_path, "uninstall", name, "--project", str(project))
+    assert snapshot(tmp_path, cache=False) == before  # `.agents/` went with the second (before: it stayed)

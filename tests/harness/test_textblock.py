@@ -18,6 +18,8 @@ from conftest import CliHere
 
 from harness.test_merge import harness
 
+REAL = Path(__file__).resolve().parent.parent / "data" / "real-envelopes"
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:
@@ -30,24 +32,49 @@ def _no_harness_homes(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def test_vibe_block_is_tables_vibe_reads_and_a_reinstall_rewrites_it_in_place(
+def test_vibe_tables_join_the_users_hooks_vibe_reads_and_a_reinstall_rewrites_them_in_place(
     tmp_path: Path, harness_here: CliHere
 ) -> None:
     project = tmp_path / "project"
     hooks = project / ".vibe" / "hooks.toml"
     hooks.parent.mkdir(parents=True)
-    hooks.write_text('[[hooks]]\nname = "lint"\ntype = "post_agent"\ncommand = "ruff check ."\n')
+    mine = (
+        '[[hooks]]\nname = "lint"  # mine\ntype = "post_agent"\ncommand = "ruff check ."\n\n[other]\nk = 1\n'
+    )
+    hooks.write_text(mine)
     assert harness_here(tmp_path, "install", "mistral-vibe", "--project", str(project)).returncode == 0
     harness_here(
         tmp_path, "install", "mistral-vibe", "--project", str(project), "--command", "/opt/v/sciontool"
     )
-    parsed = tomllib.loads(hooks.read_text())["hooks"]
+    text = hooks.read_text()
+    parsed = tomllib.loads(text)["hooks"]
     assert parsed[0]["name"] == "lint"  # the user's stays first
     assert [(h["name"], h["type"], h["command"]) for h in parsed[1:]] == [
         (f"sciontool-{t}", t, "/opt/v/sciontool hook --dialect=mistral-vibe")
         for t in ("pre_tool", "post_tool", "post_agent")
     ]
-    assert hooks.read_text().count("# >>> sciontool harness install mistral-vibe") == 1
+    # Ours follow the user's last [[hooks]] table, before [other]; no marker line any more.
+    assert text.index('name = "lint"') < text.index("sciontool-pre_tool") < text.index("[other]")
+    assert "#" not in text.replace("# mine", "")
+    assert harness_here(tmp_path, "uninstall", "mistral-vibe", "--project", str(project)).returncode == 0
+    assert hooks.read_text() == mine
+
+
+def test_vibe_block_an_older_version_wrote_is_removed_at_reinstall_and_uninstall(
+    tmp_path: Path, harness_here: CliHere
+) -> None:
+    hooks = tmp_path / ".vibe" / "hooks.toml"
+    hooks.parent.mkdir()
+    mine = '# my hooks\n[[hooks]]\nname = "lint"\ntype = "post_agent"\ncommand = "ruff"\n'
+    older = (REAL / "mistral-vibe-3.0.2" / "hooks.toml").read_text()  # what 0.2's install wrote
+    hooks.write_text(mine + "\n" + older)
+    assert harness_here(tmp_path, "install", "mistral-vibe", "--user").returncode == 0
+    text = hooks.read_text()
+    assert "# >>>" not in text and tomllib.loads(text)["hooks"][0]["name"] == "lint"
+    assert len(tomllib.loads(text)["hooks"]) == 4
+    hooks.write_text(mine + "\n" + older)
+    assert harness_here(tmp_path, "uninstall", "mistral-vibe", "--user").returncode == 0
+    assert hooks.read_text() == mine + "\n"  # its blank line was the user's: no record says otherwise
 
 
 def test_vibe_inline_hooks_array_is_refused_untouched(tmp_path: Path, harness_here: CliHere) -> None:
@@ -117,3 +144,31 @@ def test_hermes_follows_hermes_home_and_refuses_a_project(tmp_path: Path) -> Non
     assert "on_session_start" in yaml.safe_load((other / "config.yaml").read_text())["hooks"]
     refused = harness(tmp_path, "install", "hermes", "--project", str(tmp_path))
     assert refused.returncode == 1 and "use --user" in refused.stderr
+
+
+@pytest.mark.parametrize("array", ["hooks", "servers"])
+def test_vibe_refuses_a_file_with_an_array_of_tables_split_by_another_table_untouched(
+    tmp_path: Path, harness_here: CliHere, array: str
+) -> None:
+    hooks = tmp_path / ".vibe" / "hooks.toml"
+    hooks.parent.mkdir()
+    # tomlkit writes [other] after the array: it would move the user's table, at install or uninstall
+    text = f'[[{array}]]\nname = "a"\n[other]\nk = 1\n[[{array}]]\nname = "b"\n'
+    if array == "hooks":
+        text = text.replace('name = "a"\n', 'name = "a"\ntype = "post_tool"\ncommand = "x"\n')
+        text = text.replace('name = "b"\n', 'name = "b"\ntype = "post_agent"\ncommand = "y"\n')
+    hooks.write_text(text)
+    for command in ("install", "uninstall"):
+        if command == "uninstall":  # ours in the file, the user's split array beside them
+            text = (
+                text
+                + '\n[[hooks]]\nname = "sciontool-pre_tool"\ntype = "pre_tool"\ncommand = "sciontool hook"\n'
+            )
+            hooks.write_text(text)
+        proc = harness_here(tmp_path, command, "mistral-vibe", "--user")
+        assert proc.returncode == 1 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+        assert (
+            "tomlkit would not write it back as it is (an array of tables split by another table?)"
+            in proc.stderr
+        )
+        assert hooks.read_text() == text

@@ -1,0 +1,188 @@
+"""The hook's relay: hand the envelope to the HOME's resident helper, which runs the hook for it.
+
+A harness waits for every hook it fires (Claude Code, Codex and Gemini CLI do,
+tens of times a turn). Importing the receiver costs a hook process more than
+everything else it does, so outside Scion the HOME's resident process (the
+exit watcher, sciontool_py/harness_exit.py, which runs as long as an agent
+does) keeps the receiver loaded and runs each hook's work for it. This module
+is all the hook process then loads: it reads the envelope exactly as the hook
+would (stdin_envelope's bounds), sends it with the hook's arguments, folder
+and environment over a unix socket, and writes back what the helper answered
+(stdout, stderr, the exit status).
+
+The socket has an abstract name (no file an agent could plant or replace),
+made of the user id and HOME. Each side checks the other's user id
+(SO_PEERCRED). When no helper answers (not started yet, dead, another user's
+name, a refusal) the hook runs in its own process, as before: relaying is
+never the reason a hook fails or differs. Inside Scion nothing is relayed.
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+import sys
+
+CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
+REPLY_WAIT = 15.0  # seconds: past the helper's own bounded work (a 2 s lock wait, the hub's 3 s, telemetry)
+_OFF = ("off", "0", "false", "no")
+_HEADER = 12  # three 4-byte lengths: stdout, stderr, and the exit status's own field
+
+
+def address(home: str) -> bytes:
+    """The helper's abstract socket name for HOME (and this user)."""
+    digest = 0xCBF29CE484222325  # FNV-1a, 64 bits: cheap, and no hash module to import
+    for byte in os.fsencode(home):
+        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"\0sciontool-py-{os.geteuid()}-{digest:016x}".encode()
+
+
+def wanted(env: dict[str, str] | os._Environ[str], home: str) -> bool:
+    """Whether a hook in this environment hands its work to a helper: outside Scion, with the
+    exit watcher (the helper) on."""
+    if env.get("SCION_AGENT_ID") or os.path.normpath(home) == "/home/scion":
+        return False
+    return env.get("SCIONTOOL_EXIT_WATCH", "").strip().lower() not in _OFF
+
+
+def peer_uid(sock: _socket.socket) -> int:
+    """The user id of the process at the other end (SO_PEERCRED: pid, uid, gid)."""
+    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(cred[4:8], sys.byteorder)
+
+
+def peer_pid(sock: _socket.socket) -> int:
+    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(cred[0:4], sys.byteorder)
+
+
+def connect(home: str) -> _socket.socket | None:
+    """A connection to HOME's helper, checked to be this user's; None when there is none."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_WAIT)
+        sock.connect(address(home))
+        if peer_uid(sock) == os.geteuid():
+            return sock
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def encode(parts: list[bytes]) -> bytes:
+    """Length-prefixed parts (4 bytes each, big-endian), as decode() reads them."""
+    return b"".join(len(part).to_bytes(4, "big") + part for part in parts)
+
+
+def decode(data: bytes) -> list[bytes]:
+    parts, at = [], 0
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 4], "big")
+        parts.append(data[at + 4 : at + 4 + size])
+        at += 4 + size
+    if at != len(data):
+        raise ValueError("a relayed message cut short")
+    return parts
+
+
+def read_all(sock: _socket.socket) -> bytes:
+    chunks = []
+    while chunk := sock.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def stdin_of(positional: list[str]) -> bytes:
+    """What this hook reads on stdin (its positional arguments say which form it is), with the
+    bounds the hook itself uses."""
+    from sciontool_py.stdin_envelope import read_envelope
+
+    named = positional
+    if named and named[0].lstrip().startswith("{"):
+        return b""  # Codex's notify: the envelope is the argument; stdin is not read
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return b""
+    if named:  # `hook EVENT_NAME` (Copilot CLI): an optional payload, with stdin.py's bounds
+        from sciontool_py.errors import EventError
+        from sciontool_py.stdin import POSITIONAL_LIMIT, POSITIONAL_WAIT
+
+        try:
+            return read_envelope(stdin.buffer, POSITIONAL_LIMIT, POSITIONAL_WAIT, POSITIONAL_WAIT)
+        except (EventError, OSError, ValueError):
+            return b""  # no payload to take: the event name alone, as the hook does
+    return read_envelope(stdin.buffer)
+
+
+def relay(args: list[str]) -> int | None:
+    """`sciontool hook ARGS` run by HOME's helper: its exit status, with its stdout and stderr
+    written here; None when no helper ran it (the caller runs the hook itself, and finds stdin
+    unread, or the bytes in the second element of the failure it raised)."""
+    home = os.environ.get("HOME") or "/home/scion"
+    if not wanted(os.environ, home):
+        return None
+    from sciontool_py.errors import SciontoolError
+    from sciontool_py.fastpath import HOOK_USAGE, HelpRequested, parse_args
+
+    try:
+        _, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
+    except (HelpRequested, SciontoolError):
+        return None  # help, or an error the hook itself says
+    if positional[:1] in (["ask_user"], ["task_completed"]) or len(positional) > 1:
+        return None  # Scion's older status form (rare), or too many arguments: run here
+    sock = connect(home)
+    if sock is None:
+        return None
+    try:
+        try:
+            data = stdin_of(positional)
+        except Exception as exc:  # a refused envelope (too large, too late): the hook says it
+            raise Unrelayed(b"", exc) from None
+        cwd = _cwd()
+        env = [os.fsencode(f"{k}={v}") for k, v in os.environ.items()]
+        parts = [b"hook1", os.fsencode(cwd), encode([os.fsencode(a) for a in args]), encode(env), data]
+        request = encode(parts)
+        try:
+            sock.settimeout(REPLY_WAIT)
+            sock.sendall(len(request).to_bytes(8, "big") + request)
+            sock.shutdown(_socket.SHUT_WR)
+            reply = decode(read_all(sock))
+        except (OSError, ValueError):
+            raise Unrelayed(data, None) from None
+    finally:
+        sock.close()
+    if len(reply) != 3 or not reply[2].isdigit():
+        raise Unrelayed(data, None)  # the helper declined (a folder it cannot enter) or died
+    from sciontool_py.console import write_stderr, write_stdout
+    from sciontool_py.fastpath import RESPONSE_WAIT_SECONDS, error_line
+
+    code = int(reply[2])
+    errors = reply[1].decode("utf-8", "surrogateescape")
+    if reply[0] and not write_stdout(reply[0].decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
+        # One line, as the hook would say both: what it could not write, then the response.
+        undelivered = f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
+        said = errors.rstrip("\n")
+        errors = ""
+        error_line(f"{said}; {undelivered}" if said else f"sciontool hook: {undelivered}")
+        code = 1
+    if errors:
+        write_stderr(errors, 1.0)
+    return code
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""  # removed under the harness: the helper declines, the hook runs here
+
+
+class Unrelayed(Exception):
+    """The helper did not run the hook after stdin was read: the hook runs here on DATA (what
+    stdin held), or reports ERROR (stdin's own refusal) as it would have."""
+
+    def __init__(self, data: bytes, error: BaseException | None) -> None:
+        super().__init__("not relayed")
+        self.data = data
+        self.error = error

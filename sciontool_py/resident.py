@@ -1,0 +1,232 @@
+"""The HOME's resident process: the exit watcher, and the server of the hooks relayed to it.
+
+One per HOME, started by a hook (harness_exit.ensure) and holding the HOME's
+watcher lock for as long as it runs. It waits on a pidfd per live agent's
+harness and says the end of each that exits without one (harness_exit), and,
+outside Scion, it listens on the HOME's abstract socket (relay.py) and runs
+each relayed hook as the hook process would have: in that hook's folder and
+environment, on the envelope it read, its harness looked for from its own
+parent. One hook at a time: they would take the HOME's state lock one after
+the other anyway. It exits once no agent is left to watch; it never signals
+anything and writes only what a hook writes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sciontool_py import harness_exit, process, registry, relay
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+if TYPE_CHECKING:
+    import _socket
+    import socket
+    from collections.abc import Callable
+
+    from sciontool_py.log.writer import AgentLog
+
+Process = tuple[int, int]
+REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
+READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
+
+
+def listen(home: str) -> _socket.socket | None:
+    """The HOME's socket, listening; None where it cannot be had (another user holds the name)."""
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.bind(relay.address(home))
+        sock.listen(64)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def watch(
+    home: str,
+    say_end: Callable[[Process, list[str]], None],
+    held: int,
+    listener: _socket.socket | None,
+    serve: Callable[[_socket.socket], None],
+) -> None:
+    """Wait for every target's exit, calling say_end for each, and serve each relayed hook, until
+    there is nothing to watch; then stop listening and release HELD, the watcher's lock, under
+    the state lock."""
+    import select
+
+    from sciontool_py.fs import StateLock
+
+    fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
+    try:
+        while True:
+            current = harness_exit.targets(home)
+            for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
+                _close(fds.pop(proc))
+            for proc, ends in current.items():
+                if proc not in fds:
+                    fd = process.open_pidfd(proc)
+                    if fd is None:
+                        say_end(proc, ends)  # gone before it was watched
+                    else:
+                        fds[proc] = fd
+            for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
+                fds.pop(proc)
+                say_end(proc, current[proc])
+            if not fds:
+                # A hook adds an agent under the state lock, then calls ensure(): released inside
+                # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
+                with StateLock(home):
+                    if not harness_exit.targets(home):
+                        if listener is not None:
+                            listener.close()  # a hook connecting now runs in its own process
+                        os.close(held)
+                        return
+                continue
+            poller = select.poll()
+            by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
+            for fd in by_fd:
+                poller.register(fd, select.POLLIN)  # readable once the process has exited
+            if listener is not None:
+                poller.register(listener.fileno(), select.POLLIN)
+            for fd, _ in poller.poll(harness_exit.RESCAN_SECONDS * 1000):
+                if listener is not None and fd == listener.fileno():
+                    serve(listener)
+                    continue
+                proc = by_fd[fd]
+                _close(fds.pop(proc))
+                say_end(proc, harness_exit.targets(home).get(proc, []))
+    finally:
+        for fd in fds.values():
+            _close(fd)
+
+
+def _close(fd: int) -> None:
+    if fd >= 0:
+        os.close(fd)
+
+
+def serve(listener: _socket.socket, home: str) -> None:
+    """Run one relayed hook: read its request, run it, send back its stdout, stderr and exit
+    status; decline (the hook then runs in its own process) what cannot be run as it would run."""
+    import socket
+
+    try:
+        fd, _ = listener._accept()  # type: ignore[attr-defined]
+    except OSError:
+        return  # it gave up meanwhile
+    conn = socket.socket(fileno=fd)
+    with conn:
+        try:
+            conn.setblocking(True)
+            conn.settimeout(READ_WAIT)
+            if relay.peer_uid(conn) != os.geteuid():
+                return  # another user's process: never its hook
+            client = relay.peer_pid(conn)
+            size = int.from_bytes(_read_exactly(conn, 8), "big")
+            if size > REQUEST_LIMIT:
+                return
+            reply = run(home, client, relay.decode(_read_exactly(conn, size)))
+            conn.sendall(relay.encode(reply if reply is not None else [b"", b"", b"declined"]))
+        except (OSError, ValueError):
+            return  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
+
+
+def _read_exactly(conn: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0:
+        chunk = conn.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ValueError("a relayed request cut short")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def run(home: str, client: int, request: list[bytes]) -> list[bytes] | None:
+    """The relayed hook, as its own process would have run it: [stdout, stderr, exit status]."""
+    if len(request) != 5 or request[0] != b"hook1":
+        return None
+    cwd, args, env, data = (
+        os.fsdecode(request[1]),
+        relay.decode(request[2]),
+        relay.decode(request[3]),
+        request[4],
+    )
+    found = process.stat(client)
+    environ = dict(os.fsdecode(item).partition("=")[::2] for item in env)
+    if (
+        found is None
+        or not cwd
+        or environ.get("HOME", "/home/scion") != home
+        or not relay.wanted(environ, home)
+    ):
+        return None
+    import io
+
+    from sciontool_py import fastpath
+
+    saved_env, saved_streams = dict(os.environ), (sys.stdin, sys.stdout, sys.stderr)
+    try:
+        saved_cwd = os.getcwd()
+        os.chdir(cwd)
+    except OSError:
+        return None
+    out, err = io.BytesIO(), io.BytesIO()
+    try:
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data))
+        sys.stdout = io.TextIOWrapper(out, write_through=True)
+        sys.stderr = io.TextIOWrapper(err, write_through=True)
+        origin = found[2]  # the hook's parent: where its harness is looked for
+
+        def hook(args: list[str], log: AgentLog) -> None:
+            fastpath.hook_command(args, log, origin)
+
+        code = fastpath.guarded("hook", hook, [os.fsdecode(a) for a in args])
+        return [out.getvalue(), err.getvalue(), str(code).encode()]
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        try:
+            os.chdir(saved_cwd)
+        except OSError:
+            os.chdir("/")
+
+
+def main(argv: list[str]) -> int:
+    """The resident process: --home, and --dialect or --dialect-file (for Scion-mode session ends)."""
+    options = dict(zip(argv[::2], argv[1::2], strict=True))
+    home = options["--home"]
+    held = harness_exit.take_lock(home)
+    if held is None:
+        return 0  # another one took the HOME meanwhile
+    from sciontool_py.log.writer import AgentLog
+
+    log = AgentLog(home, quiet=True)
+    dialect, dialect_file = options.get("--dialect"), options.get("--dialect-file")
+    scion = registry.in_scion(home)
+    listener = None if scion else listen(home)
+
+    def say_end(proc: Process, ends: list[str]) -> None:
+        try:
+            if scion:
+                harness_exit.end_sessions(log, proc, ends, dialect, dialect_file)
+            else:
+                for key in ends:
+                    harness_exit.end_agent(log, key)
+        except Exception as exc:  # one agent's end must not cost the others their watcher
+            log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
+
+    try:
+        watch(home, say_end, held, listener, lambda sock: serve(sock, home))
+    except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
+        os.close(held)
+        log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
+        return 1
+    return 0

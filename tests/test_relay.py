@@ -1,0 +1,290 @@
+"""The relay to the resident helper, with real processes: a stand-in harness (tests/standin.py)
+whose hooks, once the HOME's resident runs, hand their work to it over its socket. What the
+harness sees and what the files say must be what a hook in its own process gives; a resident
+that is gone, declines, or is another user's never costs a hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HANG_BOUND, Agent
+from standin import StandIn, eventually, info, records, watchers
+
+from sciontool_py import relay
+
+HOOK = [sys.executable, "-m", "sciontool_py", "hook"]
+
+
+def claude(name: str, **fields: object) -> dict[str, object]:
+    return {"hook_event_name": name, "session_id": "s1", **fields}
+
+
+SESSION = [
+    claude("SessionStart", source="startup"),
+    claude("UserPromptSubmit", prompt="list the files"),
+    claude("PreToolUse", tool_name="Bash", tool_use_id="t1", tool_input={"command": "ls"}),
+    claude("PostToolUse", tool_name="Bash", tool_use_id="t1", tool_response={"stdout": "a b"}),
+    claude("PostToolBatch"),
+    claude("Stop", last_assistant_message="Two files."),
+]
+
+
+class Harness:
+    """A long-lived parent that runs the real hook for each call and keeps what it printed."""
+
+    SCRIPT = """\
+import json, os, subprocess, sys
+for line in sys.stdin:
+    argv, data = json.loads(line)
+    done = subprocess.run(argv, input=data.encode(), capture_output=True)
+    print(json.dumps([done.returncode, done.stdout.decode(), done.stderr.decode()]), flush=True)
+"""
+
+    def __init__(self, agent: Agent, tmp_path: Path, **env: str) -> None:
+        script = tmp_path / "harness.py"
+        script.write_text(self.SCRIPT)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on", **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=agent.home,
+        )
+
+    def hook(self, envelope: dict[str, object] | str, *args: str) -> tuple[int, str, str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        data = envelope if isinstance(envelope, str) else json.dumps(envelope)
+        self.proc.stdin.write(json.dumps([[*HOOK, *args], data]) + "\n")
+        self.proc.stdin.flush()
+        code, out, err = json.loads(self.proc.stdout.readline())
+        return code, out, err
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=60)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def resident_runs(agent: Agent) -> bool:
+    """The HOME's resident runs and listens (it binds its socket a moment after it starts)."""
+    sock = relay.connect(str(agent.home)) if watchers(agent.home) else None
+    if sock is None:
+        return False
+    sock.close()
+    return True
+
+
+def log_messages(agent: Agent) -> list[str]:
+    return [line.split(" ", 1)[1] for line in agent.log_lines]
+
+
+def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
+    agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    alone_home = tmp_path_factory.mktemp("alone")
+    results = {}
+    for mode, home in (("relayed", agent.home), ("alone", alone_home)):
+        agent_env = Agent(home, tmp_path / f"cache-{mode}")
+        harness = Harness(agent_env, tmp_path, SCIONTOOL_EXIT_WATCH="on" if mode == "relayed" else "off")
+        try:
+            first = harness.hook(SESSION[0], "--dialect=claude")
+            if mode == "relayed":
+                assert eventually(lambda: resident_runs(agent))  # started by the first hook
+            answers = [first] + [harness.hook(e, "--dialect=claude") for e in SESSION[1:]]
+            results[mode] = (answers, info(home), log_messages(agent_env), (home / "prompt.md").read_text())
+        finally:
+            harness.close()
+    assert results["relayed"] == results["alone"]
+    assert results["alone"][0] == [(0, "", "")] * len(SESSION)
+
+
+def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        envelope = json.dumps(SESSION[2])
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook", "--dialect=claude"],
+            input=envelope.encode(),
+            capture_output=True,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+            timeout=60,
+        )
+        assert done.returncode == 0
+        loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+        assert "sciontool_py.relay" in loaded
+        assert not loaded & {"sciontool_py.hook", "sciontool_py.dialect.normalize", "sciontool_py.handlers"}
+        assert info(agent.home)["activity"] == "executing"  # the resident ran it
+    finally:
+        harness.close()
+
+
+def test_the_dialects_response_and_a_failure_come_back_as_the_hook_gives_them(
+    agent: Agent, tmp_path: Path
+) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        antigravity = {"toolCall": {"name": "run"}, "conversationId": "c1"}
+        assert harness.hook(antigravity, "--dialect=antigravity", "--event=PreToolUse") == (
+            0,
+            '{"decision":"allow"}\n',
+            "",
+        )
+        code, out, err = harness.hook("{not json", "--dialect=claude")
+        assert (code, out) == (1, "")
+        assert err.startswith("sciontool hook: envelope: invalid JSON") and err.count("\n") == 1
+        code, out, err = harness.hook(claude("Stop"), "--dialect=no-such-dialect")
+        assert code == 1 and err.startswith("sciontool hook: ") and "no-such-dialect" in err
+    finally:
+        harness.close()
+
+
+def test_each_hook_is_run_in_its_own_environment(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        env = {**agent.env, "SCIONTOOL_EXIT_WATCH": "on"}
+        counts = []
+        for level, envelope in (("debug", SESSION[1]), ("info", SESSION[2])):
+            done = subprocess.run(
+                [*HOOK, "--dialect=claude"],
+                input=json.dumps(envelope).encode(),
+                env={**env, "SCION_LOG_LEVEL": level},
+                capture_output=True,
+                timeout=60,
+            )
+            assert done.returncode == 0
+            counts.append(sum("[DEBUG]" in line for line in agent.log_lines))
+        assert counts[0] >= 1 and counts[1] == counts[0]  # debug lines for the first hook only
+    finally:
+        harness.close()
+
+
+def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        for pid in watchers(agent.home):
+            os.kill(pid, signal.SIGKILL)  # started by this test's own hook
+        assert eventually(lambda: not watchers(agent.home))
+        assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+        assert info(agent.home)["activity"] == "thinking"
+        assert eventually(lambda: resident_runs(agent))  # that hook started the next one
+        assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")
+        assert info(agent.home)["activity"] == "executing"
+    finally:
+        harness.close()
+
+
+def test_a_hostile_client_costs_the_resident_nothing(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        for garbage in (b"", b"\x00" * 3, (10**12).to_bytes(8, "big"), (40).to_bytes(8, "big") + b"x" * 40):
+            sock = relay.connect(str(agent.home))
+            assert sock is not None
+            try:
+                sock.sendall(garbage)
+                sock.shutdown(1)
+                relay.read_all(sock)
+            except OSError:
+                pass
+            finally:
+                sock.close()
+        assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+        assert info(agent.home)["activity"] == "thinking"
+        assert resident_runs(agent)
+    finally:
+        harness.close()
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (pyenv's lives under /root)
+SQUATTER = """\
+import _socket, sys, time
+sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+sock.bind(bytes.fromhex(sys.argv[1]))  # -c: argv[1] is the first argument after the code
+sock.listen(8)
+sock.settimeout(30)
+print("bound", flush=True)
+got = 0
+try:
+    while True:
+        fd, _ = sock._accept()
+        conn = _socket.socket(fileno=fd)
+        conn.settimeout(2)
+        try:
+            got += len(conn.recv(1 << 20))
+        except OSError:
+            pass
+        print(f"got {got}", flush=True)
+except OSError:
+    pass
+"""
+
+
+def test_another_users_socket_at_the_name_is_never_sent_a_hook(agent: Agent, tmp_path: Path) -> None:
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.access(SYSTEM_PYTHON, os.X_OK):
+        pytest.skip("needs root, setpriv and a system python3, to run the squatter as another user")
+    squatter = subprocess.Popen(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            SYSTEM_PYTHON,
+            "-c",  # the code itself: another user cannot read this test's folders
+            SQUATTER,
+            relay.address(str(agent.home)).hex(),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert squatter.stdout is not None and squatter.stdout.readline().strip() == "bound"
+        harness = Harness(agent, tmp_path)
+        try:
+            for envelope in SESSION[:3]:
+                assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+        finally:
+            harness.close()
+        assert info(agent.home)["activity"] == "executing"  # every hook ran in its own process
+    finally:
+        squatter.kill()  # our own child
+        out = squatter.communicate(timeout=HANG_BOUND)[0]
+    assert all(line in ("", "got 0") for line in out.splitlines()), out  # it got no byte of a hook
+
+
+def test_a_hook_in_a_removed_folder_is_declined_and_runs_by_itself(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+    finally:
+        harness.close()
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && {' '.join(HOOK)} --dialect=claude"
+    stand_in = StandIn(agent, tmp_path, "claude", wrapper=script)
+    try:
+        stand_in.send(SESSION[1])
+        assert eventually(lambda: any("User prompt: list the files" in line for line in agent.log_lines))
+        assert len(records(agent.home)) == 2
+    finally:
+        stand_in.close()
