@@ -6,7 +6,7 @@ BASE := $(VENV)/.base-installed# the package and its dependencies: all `make dem
 DEV := $(VENV)/.dev-installed# plus the dev, ADK and agentino extras: what tests, lint and bench need
 FLOOR := .venv-floor
 
-.PHONY: demo test dist test-floor test-pythons lint bench fuzz e2e clean
+.PHONY: demo test dist test-floor test-pythons lint bench fuzz e2e bench-e2e clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -95,6 +95,14 @@ bench: $(DEV)
 # Not part of `make test`; needs node, npm and tmux. E2E_HARNESSES narrows it, e.g. "claude codex".
 e2e: $(BASE)
 	$(BIN)/python e2e/run.py $(E2E_HARNESSES)
+
+# What the hooks cost a session (issue 30): make e2e's harnesses and fake model, each session with
+# no hooks, with `true` as every hook, and as shipped (telemetry off, and on with a live receiver),
+# alternated in one run (docs/performance.md). Reports, and fails on no target unless
+# BENCH_E2E_ARGS has --check; e.g. BENCH_E2E_ARGS="--rounds 3 --only claude". About 30 minutes.
+bench-e2e: $(DEV)
+	$(BIN)/python -m compileall -q sciontool_py
+	$(BIN)/python benchmarks/sessions.py $(BENCH_E2E_ARGS)
 
 clean:
 	rm -rf $(VENV) $(FLOOR) .venv-py3.* build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

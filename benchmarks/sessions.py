@@ -1,0 +1,404 @@
+"""`make bench-e2e`: what the hooks cost a whole session, in the real harnesses (issue 30).
+
+The harnesses of `make e2e` (its .e2e-cache, $E2E_CACHE), headless, against its fake model on
+127.0.0.1 answering at once, each session timed from its start to the harness's exit. Four
+variants of every session, in random order within each round: no hooks (nothing installed);
+`harness install NAME --command true` (every wired command exits at once: the harness's own
+cost of firing hooks); as `harness install` ships it with telemetry off
+(SCION_TELEMETRY_ENABLED=false); as shipped with telemetry on and a live OTLP/gRPC receiver
+(tests/otlp.py) at $SCION_OTEL_GRPC_PORT. Every session runs in a throwaway HOME and project of
+its own, set up as `make e2e` sets them up, with the real `sciontool` first on PATH (a link, as
+pipx makes one) and the resident helper allowed to run, as a user has it. Before the next
+session starts, every process the last one left (the resident, a telemetry worker, a hook
+the harness did not wait for) must have exited: this process is their subreaper, reaps them
+and counts their CPU time, and never signals any of them.
+
+Per session and variant it prints the median wall time, the 10th-90th percentile spread, the
+hook calls (the agent.log lines the hooks wrote; each call writes one), the CPU seconds of
+everything the session ran (and of the detached processes among them), and the overhead over
+no hooks and over the `true` floor as medians of the differences paired within a round (and
+of their ratios, in %); the load average before and after; the targets of issue 30 met or
+missed. Ratios of one run, never a unit test; exits 1 on a missed target only with --check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import io
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "e2e"))
+sys.path.append(str(REPO / "tests"))  # after e2e/: tests/harness is a package
+import claude  # noqa: E402  (the e2e harness modules: their setup and headless command)
+import codex  # noqa: E402
+import gemini  # noqa: E402
+import opencode  # noqa: E402
+from fake_model import FINAL, Call, FakeModel, Reply, Script  # noqa: E402
+from harness import Harness  # noqa: E402
+from otlp import GrpcReceiver  # noqa: E402  (the tests' real OTLP/gRPC receiver)
+from run import TOOL, install_harnesses  # noqa: E402
+from session import Run  # noqa: E402
+
+SCIONTOOL = Path(sys.executable).with_name("sciontool")
+VARIANTS = ("none", "true", "off", "on")
+LABELS = {
+    "none": "no hooks",
+    "true": "`true` as every hook",
+    "off": "shipped, telemetry off",
+    "on": "shipped, telemetry on",
+}
+SESSION_TIMEOUT = 300.0  # seconds one harness run may take
+SETTLE_TIMEOUT = 60.0  # seconds what a session left running may take to exit
+CHUNKS = 300
+CHUNK_GAP = 0.01  # seconds between two streamed chunks: 100 a second, a fast model's pace
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One session: a harness, a prompt and the fake model's script; TARGET, the overhead over no
+    hooks (a fraction) issue 30 allows it as shipped."""
+
+    name: str
+    harness: Harness
+    prompt: str
+    replies: tuple[Reply, ...]
+    target: float
+
+
+def tools(n: int) -> tuple[Reply, ...]:
+    """N tool calls one after another (one a model reply), then a short answer."""
+    return (*(Reply(calls=(Call(f"t{i}"),)) for i in range(n)), Reply(text=FINAL))
+
+
+# 300 words, one a chunk; the last chunk ends the answer (finishReason), as Gemini's API sends it.
+STREAMED = Reply(
+    text=" ".join(f"word{n}" for n in range(CHUNKS - 2)) + " " + FINAL, chunks=CHUNKS, gap=CHUNK_GAP
+)
+KINDS = (
+    Kind("gemini: one answer in 300 chunks", gemini.HARNESS, "answer at length", (STREAMED,), 0.10),
+    Kind("gemini: ten tools", gemini.HARNESS, "run ten tools", tools(10), 0.25),
+    Kind("claude: ten tools", claude.HARNESS, "run ten tools", tools(10), 0.25),
+    Kind("codex: ten tools", codex.HARNESS, "run ten tools", tools(10), 0.25),
+    Kind("gemini: one tool", gemini.HARNESS, "run a tool", tools(1), 0.15),
+    Kind("claude: one tool", claude.HARNESS, "run a tool", tools(1), 0.15),
+    Kind("codex: one tool", codex.HARNESS, "run a tool", tools(1), 0.15),
+    Kind("opencode: one tool (warm HOME)", opencode.HARNESS, "run a tool", tools(1), 0.15),
+)
+
+
+@dataclass
+class BenchRun(Run):
+    """A `make e2e` workspace, wired as VARIANT says, with the real sciontool where e2e puts
+    its recorder (so the harness runs the hook as a user's PATH finds it)."""
+
+    variant: str = "off"
+
+    def sciontool(self, *args: str) -> str:
+        if args[:2] != ("harness", "install"):
+            return super().sciontool(*args)
+        if self.variant == "none":
+            return ""
+        return super().sciontool(*args, *(["--command", "true"] if self.variant == "true" else []))
+
+    def env(self, bin_dir: Path | None = None, **extra: str) -> dict[str, str]:
+        env = super().env(bin_dir, **extra)
+        wrapper = self.root / "bin" / "sciontool"
+        wrapper.unlink()
+        wrapper.symlink_to(SCIONTOOL)
+        del env["E2E_SCIONTOOL"], env["E2E_CALLS"]
+        return env
+
+
+@dataclass
+class Sample:
+    wall: float  # seconds from the harness's start to its exit
+    calls: int  # agent.log lines
+    cpu: float  # CPU seconds of everything the session ran
+    detached: float  # of those, the processes that outlived their parent (the resident, workers)
+    exported: int  # log records the OTLP receiver got
+
+
+@dataclass
+class Cell:
+    samples: dict[int, Sample] = field(default_factory=dict)  # by round
+
+    def walls(self) -> list[float]:
+        return [s.wall for s in self.samples.values()]
+
+
+def become_subreaper() -> None:
+    """What a session leaves running when its parent exits (the resident, a telemetry worker) is
+    reparented to this process, which waits for it and so counts its CPU time."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+        raise SystemExit(f"bench-e2e: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
+def descendants() -> list[tuple[int, str]]:
+    """(pid, command line) of every live process below this one."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path(f"/proc/{name}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                parents[int(name)] = int(fields[1])
+    mine, below = {os.getpid()}, []
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in mine and pid not in mine:
+                mine.add(pid)
+                below.append(pid)
+                grew = True
+    return [(pid, _cmdline(pid)) for pid in below]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+    except OSError:
+        return "?"
+
+
+def reap() -> float:
+    """Waits for every exited child; the CPU seconds of those."""
+    cpu = 0.0
+    while True:
+        try:
+            pid, _, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return cpu
+        if pid == 0:
+            return cpu
+        cpu += usage.ru_utime + usage.ru_stime
+
+
+def settle() -> float:
+    """Waits until nothing the last session started runs; the CPU seconds of the detached ones."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    cpu = reap()
+    while left := descendants():
+        if time.monotonic() > deadline:
+            named = "; ".join(f"{pid} {line}" for pid, line in left)
+            raise SystemExit(f"bench-e2e: still running {SETTLE_TIMEOUT:g} s after the session: {named}")
+        time.sleep(0.05)
+        cpu += reap()
+    return cpu + reap()
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def play(kind: Kind, variant: str, root: Path, model: FakeModel, receiver: GrpcReceiver) -> Sample:
+    run = BenchRun(kind.name.split(":")[0], root, model.url, variant=variant)
+    shutil.copy(TOOL, run.project / "tool.sh")
+    with contextlib.redirect_stdout(io.StringIO()):  # install's report, every session
+        env = kind.harness.setup(run)
+    if variant == "on":
+        env["SCION_OTEL_GRPC_PORT"] = str(receiver.port)
+    else:
+        env["SCION_TELEMETRY_ENABLED"] = "false"
+    model.load({"": Script(list(kind.replies), marks=run.marks, tool=run.project / "tool.sh", latency=0.0)})
+    exported = len(receiver.logs())
+    cpu = children_cpu()
+    began = time.perf_counter()
+    proc = subprocess.Popen(
+        kind.harness.headless(kind.prompt, False),
+        cwd=run.project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=SESSION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # its own group, which this process started
+        proc.communicate()
+        raise SystemExit(
+            f"bench-e2e: {kind.name} ({LABELS[variant]}) took over {SESSION_TIMEOUT:g} s"
+        ) from None
+    wall = time.perf_counter() - began
+    if proc.returncode != 0 or FINAL not in stdout:
+        said = (stderr.strip() or stdout.strip())[-400:]
+        raise SystemExit(f"bench-e2e: {kind.name} ({LABELS[variant]}) exited {proc.returncode}: {said}")
+    detached = settle()
+    log = run.home / "agent.log"
+    calls = len(log.read_bytes().splitlines()) if log.exists() else 0
+    return Sample(wall, calls, children_cpu() - cpu, detached, len(receiver.logs()) - exported)
+
+
+def spread(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    qs = statistics.quantiles(values, n=10, method="inclusive")
+    return qs[0], qs[-1]
+
+
+def paired(cells: dict[str, Cell], variant: str, base: str) -> tuple[list[float], list[float]]:
+    """The differences VARIANT - BASE within each round, in seconds and as fractions of BASE."""
+    rounds = sorted(set(cells[variant].samples) & set(cells[base].samples))
+    a, b = cells[variant].samples, cells[base].samples
+    return [a[r].wall - b[r].wall for r in rounds], [a[r].wall / b[r].wall - 1 for r in rounds]
+
+
+def over(cells: dict[str, Cell], variant: str, base: str) -> str:
+    if variant == base or (base == "true" and variant == "none"):
+        return ""
+    seconds, fractions = paired(cells, variant, base)
+    return f"{statistics.median(seconds):+.2f} s ({statistics.median(fractions) * 100:+.0f}%)"
+
+
+def table(kinds: list[Kind], results: dict[str, dict[str, Cell]]) -> None:
+    print(
+        f"\n{'session':32} {'variant':22} {'median s':>8} {'p10-p90 s':>11} {'calls':>5} "
+        f"{'cpu s':>6} {'detached':>8}  {'over no hooks':16} {'over true':16}"
+    )
+    for kind in kinds:
+        cells = results[kind.name]
+        for n, variant in enumerate(VARIANTS):
+            cell = cells[variant]
+            walls = cell.walls()
+            low, high = spread(walls)
+            samples = list(cell.samples.values())
+            calls = statistics.median(s.calls for s in samples)
+            cpu = statistics.median(s.cpu for s in samples)
+            detached = statistics.median(s.detached for s in samples)
+            print(
+                f"{kind.name if n == 0 else '':32} {LABELS[variant]:22} {statistics.median(walls):8.2f} "
+                f"{low:5.2f}-{high:<5.2f} {calls:5.0f} {cpu:6.2f} {detached:8.2f}  "
+                f"{over(cells, variant, 'none'):16} {over(cells, variant, 'true'):16}"
+            )
+
+
+def per_call(kinds: list[Kind], results: dict[str, dict[str, Cell]]) -> None:
+    """Where the time goes: what each hook call costs the session above the `true` floor."""
+    print("\nper hook call above `true` (median of paired differences / calls), and the exported records")
+    for kind in kinds:
+        cells = results[kind.name]
+        parts = []
+        for variant in ("off", "on"):
+            seconds, _ = paired(cells, variant, "true")
+            calls = statistics.median(s.calls for s in cells[variant].samples.values())
+            if calls:
+                parts.append(f"{LABELS[variant]} {statistics.median(seconds) / calls * 1000:5.1f} ms")
+        exported = statistics.median(s.exported for s in cells["on"].samples.values())
+        print(f"  {kind.name:32} {'; '.join(parts)}; telemetry on: {exported:.0f} log records a session")
+
+
+def verdicts(kinds: list[Kind], results: dict[str, dict[str, Cell]]) -> list[str]:
+    """The targets of issue 30 missed (each line printed, met or missed)."""
+    missed = []
+    print("\ntargets (issue 30)")
+    for kind in kinds:
+        cells = results[kind.name]
+        for variant in ("off", "on"):
+            _, fractions = paired(cells, variant, "none")
+            got = statistics.median(fractions)
+            ok = got <= kind.target
+            line = (
+                f"{kind.name}, {LABELS[variant]}: {got * 100:+.0f}% over no hooks, "
+                f"target {kind.target * 100:.0f}%"
+            )
+            print(f"  {'met   ' if ok else 'MISSED'} {line}")
+            if not ok:
+                missed.append(line)
+        seconds, _ = paired(cells, "on", "off")
+        low, high = spread(seconds)
+        ok = low <= 0 <= high
+        line = (
+            f"{kind.name}, telemetry on - off: {statistics.median(seconds):+.2f} s, "
+            f"p10-p90 {low:+.2f} to {high:+.2f} s (within noise when the spread holds 0)"
+        )
+        print(f"  {'met   ' if ok else 'MISSED'} {line}")
+        if not ok:
+            missed.append(line)
+    return missed
+
+
+def loads(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{x:.2f}" for x in averages)
+
+
+def schedule(kinds: list[Kind], rounds: int) -> Iterator[tuple[int, Kind, str]]:
+    """Round by round, the sessions in random order, each one's variants in random order."""
+    for r in range(rounds):
+        for kind in random.sample(kinds, len(kinds)):
+            for variant in random.sample(VARIANTS, len(VARIANTS)):
+                yield r, kind, variant
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of every session and variant (7)")
+    parser.add_argument("--only", default="", help="the sessions whose name holds this text (e.g. claude)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    kinds = [k for k in KINDS if args.only in k.name]
+    if not kinds:
+        parser.error(f"no session's name holds {args.only!r}")
+    become_subreaper()
+    harnesses = list({k.harness.name: k.harness for k in kinds}.values())
+    install_harnesses(harnesses)
+    tmp = Path(tempfile.mkdtemp(prefix="sciontool-bench-e2e-"))
+    results = {k.name: {v: Cell() for v in VARIANTS} for k in kinds}
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    receiver = GrpcReceiver()
+    try:
+        with FakeModel() as model:
+            # Warm-up, not counted: the page cache, the harnesses' files, the .pyc and dialect caches.
+            for n, kind in enumerate(kinds):
+                play(kind, "off", tmp / f"warm-{n}", model, receiver)
+            for n, (r, kind, variant) in enumerate(schedule(kinds, args.rounds)):
+                results[kind.name][variant].samples[r] = play(kind, variant, tmp / f"{n}", model, receiver)
+                shutil.rmtree(tmp / f"{n}")
+                if (n + 1) % (len(kinds) * len(VARIANTS)) == 0:
+                    took = time.monotonic() - started
+                    print(
+                        f"round {r + 1} of {args.rounds} done at {took:.0f} s, load {os.getloadavg()[0]:.2f}",
+                        flush=True,
+                    )
+            load_after = os.getloadavg()
+    finally:
+        receiver.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    table(kinds, results)
+    per_call(kinds, results)
+    versions = ", ".join(f"{h.name} {h.version}" for h in harnesses)
+    print(
+        f"\n{versions}; {args.rounds} rounds in {time.monotonic() - started:.0f} s; load average "
+        f"(1, 5, 15 min) before {loads(load_before)}, after {loads(load_after)}"
+    )
+    missed = verdicts(kinds, results)
+    print(f"\n{len(missed)} target(s) missed" if missed else "\nall targets met")
+    return 1 if missed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
