@@ -348,8 +348,8 @@ def receive_alone(fires: int) -> list[float]:
     """Microseconds of hook.receive for the same events: the pipeline without agentino or the thread."""
     from sciontool_py.dialect.discover import find_dialect
     from sciontool_py.fs import home_dir
-    from sciontool_py.hook import receive
     from sciontool_py.log.writer import AgentLog
+    from sciontool_py.receiver.hook import receive
 
     log = AgentLog(home_dir(), quiet=True)  # as the hook and register() make it: no stderr mirror
     spec = find_dialect("agentino")

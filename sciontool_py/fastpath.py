@@ -130,12 +130,13 @@ def parse_args(
 def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
     """`sciontool hook ARGS`; origin: where its harness is looked for (0: this process's parent;
     the resident helper passes a relayed hook's parent)."""
-    from sciontool_py.hook import read_stdin, receive_named, run_hook
+    from sciontool_py.receiver.hook import receive_named, run_hook
+    from sciontool_py.receiver.stdin import read_stdin
 
     options, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
     if positional and positional[0] in ("ask_user", "task_completed"):
         # Scion's older form, still in harness configs.
-        from sciontool_py.status import report_status
+        from sciontool_py.receiver.status import report_status
 
         report_status(positional[0], " ".join(positional[1:]), log)
         return
@@ -167,7 +168,7 @@ def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
 
     after_answer(log, answer.event)  # once answered: the export happens where the harness does not wait
     if answer.watch:
-        from sciontool_py import harness_exit
+        from sciontool_py.receiver import harness_exit
 
         harness_exit.ensure(log, dialect, dialect_file)
     if answer.failure or undelivered:
@@ -185,7 +186,7 @@ def _go_text(arg: str | None) -> str | None:
 
 
 def status_command(args: list[str], log: AgentLog) -> None:
-    from sciontool_py.status import report_status
+    from sciontool_py.receiver.status import report_status
 
     # The message is free text: only help is an option, and `--` lets a message start with a dash.
     cut = args.index("--") if "--" in args else len(args)

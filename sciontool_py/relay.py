@@ -3,10 +3,10 @@
 A harness waits for every hook it fires (Claude Code, Codex and Gemini CLI do,
 tens of times a turn). Importing the receiver costs a hook process more than
 everything else it does, so outside Scion the HOME's resident process (the
-exit watcher, sciontool_py/harness_exit.py, which runs as long as an agent
+exit watcher, sciontool_py/receiver/harness_exit.py, which runs as long as an agent
 does) keeps the receiver loaded and runs each hook's work for it. This module
 is all the hook process then loads: it reads the envelope exactly as the hook
-would (stdin_envelope's bounds), sends it with the hook's arguments, folder
+would (receiver/stdin.py's bounds), sends it with the hook's arguments, folder
 and environment over a unix socket, and writes back what the helper answered
 (stdout, stderr, the exit status).
 
@@ -96,23 +96,24 @@ def read_all(sock: _socket.socket) -> bytes:
 def stdin_of(positional: list[str]) -> bytes:
     """What this hook reads on stdin (its positional arguments say which form it is), with the
     bounds the hook itself uses."""
-    from sciontool_py.stdin_envelope import read_envelope
+    from sciontool_py.receiver.stdin import read_stdin
 
     named = positional
     if named and named[0].lstrip().startswith("{"):
         return b""  # Codex's notify: the envelope is the argument; stdin is not read
+    if not named:
+        return read_stdin()
     stdin = sys.stdin
     if stdin is None or stdin.isatty():
         return b""
-    if named:  # `hook EVENT_NAME` (Copilot CLI): an optional payload, with stdin.py's bounds
-        from sciontool_py.errors import EventError
-        from sciontool_py.stdin import POSITIONAL_LIMIT, POSITIONAL_WAIT
+    # `hook EVENT_NAME` (Copilot CLI): an optional payload, with that form's bounds
+    from sciontool_py.errors import EventError
+    from sciontool_py.receiver.stdin import POSITIONAL_LIMIT, POSITIONAL_WAIT, read_envelope
 
-        try:
-            return read_envelope(stdin.buffer, POSITIONAL_LIMIT, POSITIONAL_WAIT, POSITIONAL_WAIT)
-        except (EventError, OSError, ValueError):
-            return b""  # no payload to take: the event name alone, as the hook does
-    return read_envelope(stdin.buffer)
+    try:
+        return read_envelope(stdin.buffer, POSITIONAL_LIMIT, POSITIONAL_WAIT, POSITIONAL_WAIT)
+    except (EventError, OSError, ValueError):
+        return b""  # no payload to take: the event name alone, as the hook does
 
 
 def relay(args: list[str]) -> int | None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import sys
 
-from sciontool_py import harness_exit, process, registry, relay
+from sciontool_py import process, registry, relay
+from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:

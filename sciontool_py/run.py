@@ -202,13 +202,13 @@ def supervise(log: AgentLog, name: str, command: list[str]) -> int:
             child.signal(signal.SIGKILL)
         elif limit > 0 and not limited and now >= started + limit:
             limited = True
-            from sciontool_py.harness_exit import mark_limits
+            from sciontool_py.receiver.harness_exit import mark_limits
 
             mark_limits(log, mine, f"max_duration of {os.environ['SCION_MAX_DURATION']} exceeded")
             child.signal(signal.SIGTERM)
             stopping.append(now)
     beat.stop()
-    from sciontool_py.harness_exit import end_run
+    from sciontool_py.receiver.harness_exit import end_run
 
     end_run(log, mine, child.process, name, command, code, requested.is_set(), limited)
     return 10 if limited else code
@@ -224,7 +224,7 @@ class Heartbeat:
         self.done = threading.Event()
 
     def start(self) -> None:
-        from sciontool_py.hook import hub_configured
+        from sciontool_py.receiver.hook import hub_configured
 
         if hub_configured():
             threading.Thread(target=self._run, daemon=True).start()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import HANG_BOUND, Agent
 
-from sciontool_py.harness_exit import MODULE
+from sciontool_py.receiver.harness_exit import MODULE
 
 # Reads lines: an envelope (JSON) goes to $HOOK on stdin, then "ok" is printed; "CHILD <json list>"
 # runs a child stand-in with those envelopes from inside a tool (sh -c), then prints "ok";

@@ -505,4 +505,4 @@ def test_the_hook_never_imports_doctor(agent: Agent) -> None:
     )
     assert ran.returncode == 0
     imported = ran.stderr.decode()
-    assert "sciontool_py.hook" in imported and "sciontool_py.doctor" not in imported
+    assert "sciontool_py.receiver.hook" in imported and "sciontool_py.doctor" not in imported

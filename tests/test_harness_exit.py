@@ -19,8 +19,9 @@ import pytest
 from conftest import HANG_BOUND, REPO, Agent
 from standin import StandIn, eventually, info, record_of, records, watchers
 
-from sciontool_py import harness_exit, process, registry
+from sciontool_py import process, registry
 from sciontool_py.dialect.discover import resolve
+from sciontool_py.receiver import harness_exit
 
 WATCHER = f"import sys\nfrom {harness_exit.MODULE} import main\nsys.exit(main(sys.argv[1:]))"
 SIGNAL_CALLS = "kill,tkill,tgkill,pidfd_send_signal,rt_sigqueueinfo,rt_tgsigqueueinfo"

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, HubServer, event, log_entries, read_info
 
-from sciontool_py import hook as hook_module
 from sciontool_py.errors import DialectError, EventError, SciontoolError
 from sciontool_py.fs import home_dir
-from sciontool_py.handlers import limits
-from sciontool_py.hook import apply_event, parse_envelope
 from sciontool_py.log.writer import AgentLog
+from sciontool_py.receiver import hook as hook_module
+from sciontool_py.receiver.handlers import limits
+from sciontool_py.receiver.hook import apply_event, parse_envelope
 
 
 def run_hook(

@@ -200,7 +200,7 @@ def test_a_response_over_64_kb_reaches_a_reader_whole(agent: Agent, tmp_path: Pa
 def test_the_deadline_counts_from_the_first_byte_and_silence_is_an_empty_stdin() -> None:
     import threading
 
-    from sciontool_py.stdin_envelope import read_envelope
+    from sciontool_py.receiver.stdin import read_envelope
 
     read_fd, write_fd = os.pipe()
     with os.fdopen(read_fd, "rb") as reader, os.fdopen(write_fd, "wb") as writer:

@@ -87,30 +87,35 @@ def test_the_fast_path_never_imports_the_typer_app() -> None:
     assert "sciontool_py.cli" not in reachable
 
 
-# The hook pipeline: what runs an event through the handlers. Everything else (telemetry, dialect
+# The receiver runs an event through the handlers. Everything outside it (telemetry, dialect
 # loading, harness install, authoring, the emitter, integrations, and the machinery in fs, log and
 # hub) must not need handlers/, which holds only what one event does.
-HOOK_PIPELINE = {"sciontool_py.hook", "sciontool_py.status", "sciontool_py.harness_exit"}
+RECEIVER = "sciontool_py.receiver"
 
 
 def _is_handler(name: str) -> bool:
-    return name == "sciontool_py.handlers" or name.startswith("sciontool_py.handlers.")
+    return name == f"{RECEIVER}.handlers" or name.startswith(f"{RECEIVER}.handlers.")
 
 
 def handler_importers(graph: dict[str, set[str]]) -> set[str]:
-    """Modules outside handlers/ and the hook pipeline that import a handler."""
-    outside = (n for n in graph if not _is_handler(n) and n not in HOOK_PIPELINE)
+    """Modules outside the receiver that import a handler."""
+    outside = (n for n in graph if n != RECEIVER and not n.startswith(f"{RECEIVER}."))
     return {name for name in outside if any(_is_handler(target) for target in graph[name])}
 
 
 def test_the_handler_rule_catches_an_importer() -> None:
-    graph = {"sciontool_py.telemetry": {"sciontool_py.handlers.agent_log"}, "sciontool_py.hook": set()}
+    graph = {
+        "sciontool_py.telemetry": {"sciontool_py.receiver.handlers.agent_log"},
+        "sciontool_py.receiver.hook": {"sciontool_py.receiver.handlers.agent_log"},
+    }
     assert handler_importers(graph) == {"sciontool_py.telemetry"}
 
 
-def test_only_the_hook_pipeline_imports_the_handlers() -> None:
+def test_only_the_receiver_imports_the_handlers() -> None:
     graph = {name: imports_of(path) for name, path in MODULES.items()}
-    assert "sciontool_py.handlers.agent_info" in graph["sciontool_py.hook"]  # the graph is really read
+    assert (
+        "sciontool_py.receiver.handlers.agent_info" in graph["sciontool_py.receiver.hook"]
+    )  # the graph is really read
     assert handler_importers(graph) == set()
 
 

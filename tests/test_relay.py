@@ -125,7 +125,11 @@ def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Age
         assert done.returncode == 0
         loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
         assert "sciontool_py.relay" in loaded
-        assert not loaded & {"sciontool_py.hook", "sciontool_py.dialect.normalize", "sciontool_py.handlers"}
+        assert not loaded & {
+            "sciontool_py.receiver.hook",
+            "sciontool_py.dialect.normalize",
+            "sciontool_py.receiver.handlers",
+        }
         assert info(agent.home)["activity"] == "executing"  # the resident ran it
     finally:
         harness.close()

@@ -11,7 +11,7 @@ from conftest import HubServer, log_entries, read_info
 from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import home_dir
 from sciontool_py.log.writer import AgentLog
-from sciontool_py.status import report_status as report
+from sciontool_py.receiver.status import report_status as report
 
 
 def report_status(status_type: str, message: str) -> None:

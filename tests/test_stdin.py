@@ -57,7 +57,7 @@ def test_what_follows_the_object_is_ignored(agent: Agent) -> None:
 
 
 def test_an_oversized_payload_is_dropped(agent: Agent) -> None:
-    from sciontool_py.stdin import POSITIONAL_LIMIT
+    from sciontool_py.receiver.stdin import POSITIONAL_LIMIT
 
     big = json.dumps({"toolName": "bash", "toolArgs": "x" * POSITIONAL_LIMIT}).encode()
     result = agent.hook(big, "preToolUse", "--dialect=copilot")
@@ -88,7 +88,7 @@ def test_a_pipe_nobody_writes_to_gives_up_and_uses_the_name(agent: Agent) -> Non
 
 
 def test_a_payload_arriving_too_late_is_not_used(agent: Agent) -> None:
-    from sciontool_py.stdin import POSITIONAL_WAIT
+    from sciontool_py.receiver.stdin import POSITIONAL_WAIT
 
     proc = agent.start_hook("preToolUse", "--dialect=copilot")
     assert proc.stdin is not None

@@ -12,7 +12,7 @@ from conftest import HANG_BOUND, Agent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sciontool_py.stdin_envelope import _Shape
+from sciontool_py.receiver.stdin import _Shape
 
 TRICKY = ['a\\"b', "\\", "\\\\", '"', "[{", "}]", '\\"}', "x\\\\\\", "]]]}}}", "\u00e9[\ufffd"]
 

@@ -22,7 +22,7 @@ from standin import records
 from telemetry.test_cli import closed_port, wait_idle, wait_until
 
 from sciontool_py.dialect.options import USAGE_FORMS
-from sciontool_py.handlers.usage import FORMS, MAX_READ
+from sciontool_py.receiver.handlers.usage import FORMS, MAX_READ
 
 DATA = Path(__file__).parent / "data"
 TRANSCRIPTS = DATA / "transcripts"

@@ -121,7 +121,7 @@ def relay(
 
 def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: AgentLog) -> None:
     """One context through the receiver's pipeline (on the worker thread); never raises."""
-    from sciontool_py.hook import parse_envelope, receive
+    from sciontool_py.receiver.hook import parse_envelope, receive
 
     try:
         # The bytes agentino pipes to a command hook, so both modes read the same event.
@@ -134,7 +134,7 @@ def deliver(spec: DialectSpec, context: dict[str, object], event: str, log: Agen
 
     after_answer(log, answer.event)  # as the hook does once it has answered; never raises
     if answer.watch:
-        from sciontool_py import harness_exit
+        from sciontool_py.receiver import harness_exit
 
         harness_exit.ensure(log, spec.name, None)  # this process's own exit is said too
 

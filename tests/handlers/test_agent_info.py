@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import event, read_info
 
-from sciontool_py.handlers import agent_info
+from sciontool_py.receiver.handlers import agent_info
 
 
 def apply(info: dict[str, object], name: str, input_tools: tuple[str, ...] = (), **data: object) -> bool:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import LOG_LINE, event, log_entries
 
-from sciontool_py.handlers import agent_log
 from sciontool_py.log import writer
+from sciontool_py.receiver.handlers import agent_log
 
 
 @pytest.fixture

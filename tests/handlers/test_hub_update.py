@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sciontool_py.handlers.hub_update import count_update, event_update, reply_body, truncate
+from sciontool_py.receiver.handlers.hub_update import count_update, event_update, reply_body, truncate
 
 
 def update(name: str, activity: object = "working", waits: bool = False, **text: str) -> object:

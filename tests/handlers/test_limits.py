@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import log_entries
 
-from sciontool_py.handlers import limits
 from sciontool_py.log.writer import AgentLog
+from sciontool_py.receiver.handlers import limits
 
 TURNS = {"max_turns": 2, "max_model_calls": 0}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import event
 
-from sciontool_py.handlers.prompt_file import save_first_prompt
+from sciontool_py.receiver.handlers.prompt_file import save_first_prompt
 
 
 @pytest.mark.parametrize("name", ["prompt-submit", "agent-start"])

@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO
 
 from sciontool_py import fastpath
-from sciontool_py.handlers import sessions
+from sciontool_py.receiver.handlers import sessions
 
 SESSIONS = REPO / "tests" / "data" / "real-sessions"
 SCIONTOOL = Path(sys.executable).with_name("sciontool")

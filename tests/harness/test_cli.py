@@ -642,7 +642,7 @@ def test_notify_form_imports_nothing_heavy(agent: Agent) -> None:
             [sys.executable, "-c", probe], stdin=subprocess.DEVNULL, capture_output=True, env=agent.env
         )
     loaded = set(result.stderr.decode().splitlines()[-1].split())
-    assert "sciontool_py.hook" in loaded
+    assert "sciontool_py.receiver.hook" in loaded
     assert not loaded & {"typer", "yaml", "json", "re", "sciontool_py.harness"}
     assert agent.info == {"activity": "completed"}
 

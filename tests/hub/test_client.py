@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, HubServer, log_entries
 
-from sciontool_py.handlers.hub_update import event_update
 from sciontool_py.hub.client import Hub, HubError, status_body
 from sciontool_py.log.writer import AgentLog
+from sciontool_py.receiver.handlers.hub_update import event_update
 
 TOKEN = "tok-5d1e9a7c3b"
 

@@ -4,7 +4,7 @@
 say `working` for good. With the dialect option watch_harness_exit, the hook
 records under the state lock, per session, the harness process (process.py:
 by pid and start time, so a recycled pid is never taken for it); the HOME's
-exit watcher (sciontool_py/harness_exit.py) applies a session-end once that
+exit watcher (sciontool_py/receiver/harness_exit.py) applies a session-end once that
 process has exited, unless the session ended meanwhile or another process
 took it up. Outside Scion every agent is watched by its own record instead
 (handlers/agent_state.py).
@@ -13,7 +13,7 @@ took it up. Outside Scion every agent is watched by its own record instead
 from __future__ import annotations
 
 from sciontool_py import process
-from sciontool_py.handlers import sessions
+from sciontool_py.receiver.handlers import sessions
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:

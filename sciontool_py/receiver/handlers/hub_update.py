@@ -14,8 +14,8 @@ from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES, STICKY_ACTIVITIE
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.agent_end import Outcome
     from sciontool_py.log.writer import AgentLog
+    from sciontool_py.receiver.handlers.agent_end import Outcome
 
 REPLY_LIMIT = 64 * 1024  # bytes of assistant text the hub's message store takes
 _STEP_ENDS = ("tool-end", "agent-end", "model-end")

@@ -1,4 +1,4 @@
-"""One JSON envelope from a stream the harness controls, bounded in size and in time.
+"""What the harness writes on the hook's stdin, read bounded in size and in time.
 
 Scion's hook reads stdin to EOF.  A harness (or an agent posing as one) may
 never close the pipe after the envelope, or may never stop writing: the
@@ -7,17 +7,23 @@ at the first of: EOF; a complete JSON object followed by a pause of the
 writer (the pipe left open); `limit` bytes (refused); the deadline, counted
 from the first byte (what arrived is used when it is a complete object,
 else refused); no byte at all within first_byte_wait (an empty stdin).
-`hook` reads its envelope through read_envelope; `hook EVENT` (whose stdin
-may never come) can pass a short first_byte_wait.
 
 Whether the bytes so far make one object is followed as they come (_Shape),
 never by decoding them: a writer pausing after every chunk of a huge envelope
 would otherwise have it decoded again at every pause.
+
+`hook` reads its envelope with read_stdin. `hook EVENT_NAME` (Copilot CLI's
+form) reads its payload with read_optional_object: an older harness config
+runs the same command with nothing on stdin (a terminal, /dev/null, or a pipe
+nobody writes to), so that read is optional, with shorter waits, as in Scion:
+anything but a complete JSON object (malformed, not an object, too large, too
+late) is Ignored and the hook falls back to the synthetic event.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from sciontool_py.errors import EventError
 
@@ -55,6 +61,15 @@ def read_envelope(
         _refuse_past(data, limit)
         return data
     return _read_pipe(fd, limit, deadline, first_byte_wait)
+
+
+def read_stdin() -> bytes:
+    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
+    that as a no-op)."""
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return b""
+    return read_envelope(stdin.buffer)
 
 
 def _refuse_past(data: bytes | bytearray, limit: int) -> None:
@@ -136,3 +151,55 @@ class _Shape:
         self.carry = data[-1:] if odd else b""  # it escapes the next chunk's first byte
         depth, self.in_string = nesting(data[:-1] if odd else data, self.in_string)
         self.depth += depth
+
+
+# `hook EVENT_NAME`'s payload
+
+POSITIONAL_LIMIT = 4 << 20  # bytes: a payload over this is dropped, not read on
+POSITIONAL_WAIT = 1.0  # seconds from the first poll to a complete object
+
+
+class Ignored:
+    """Why a payload was not used (for the debug log); falsy so callers can test it."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def read_optional_object(
+    limit: int = POSITIONAL_LIMIT, wait: float = POSITIONAL_WAIT
+) -> dict[str, object] | Ignored:
+    """The JSON object on stdin, or Ignored (with the reason) when there is none to take."""
+    from sciontool_py.errors import EventError
+
+    stdin = sys.stdin
+    if stdin is None:
+        return Ignored("no stdin")
+    try:
+        # The hook's own bounded reader, with this form's shorter waits: nothing may come.
+        data = read_envelope(stdin.buffer, limit, deadline=wait, first_byte_wait=wait)
+    except EventError as exc:
+        return Ignored(str(exc))
+    except (OSError, ValueError) as exc:
+        return Ignored(f"stdin: {exc}")
+    return _object(data)
+
+
+def _object(data: bytes) -> dict[str, object] | Ignored:
+    from sciontool_py.errors import JSONError
+    from sciontool_py.gojson_bounded import first_value
+
+    if not data.strip():
+        return Ignored("stdin is empty")
+    try:
+        value = first_value(data)  # to Go's depth, in memory linear in its size whatever its shape
+    except JSONError as exc:
+        return Ignored(f"stdin: {exc}")
+    if not isinstance(value, dict):
+        return Ignored("stdin holds JSON that is not an object")
+    return value

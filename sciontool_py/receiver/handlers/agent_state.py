@@ -18,7 +18,7 @@ import time
 
 from sciontool_py import process, registry
 from sciontool_py.fs import attempt, regular_size
-from sciontool_py.handlers import agent_info, sessions
+from sciontool_py.receiver.handlers import agent_info, sessions
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:

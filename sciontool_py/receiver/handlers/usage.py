@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.sessions import SessionState
+    from sciontool_py.receiver.handlers.sessions import SessionState
     from sciontool_py.registry import Record
 
     Holder = Record | SessionState  # what keeps an agent's tokens and where its transcript was read to

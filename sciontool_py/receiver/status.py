@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.event import CanonicalEvent
-from sciontool_py.hook import apply_event, log_failures
+from sciontool_py.receiver.hook import apply_event, log_failures
 from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path

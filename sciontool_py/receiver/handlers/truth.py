@@ -11,7 +11,7 @@ them goes through Scion's rules only, exactly as before.
 from __future__ import annotations
 
 from sciontool_py.console import cut
-from sciontool_py.handlers import agent_info, sessions
+from sciontool_py.receiver.handlers import agent_info, sessions
 from sciontool_py.vocabulary import PHASE_FOR_EVENT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path

@@ -7,26 +7,25 @@ callbacks and `sciontool status` (whose status event it also takes) all run it.
 from __future__ import annotations
 
 import os
-import sys
 
 from sciontool_py import gojson
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, JSONError
 from sciontool_py.fs import StateLock, attempt
-from sciontool_py.handlers import agent_info, agent_log
-from sciontool_py.handlers.agent_state import AgentState
-from sciontool_py.handlers.limits import configured_limits, count_event, write_trigger
-from sciontool_py.handlers.prompt_file import save_first_prompt
+from sciontool_py.receiver.handlers import agent_info, agent_log
+from sciontool_py.receiver.handlers.agent_state import AgentState
+from sciontool_py.receiver.handlers.limits import configured_limits, count_event, write_trigger
+from sciontool_py.receiver.handlers.prompt_file import save_first_prompt
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.dialect.spec import DialectSpec
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.agent_end import Outcome
-    from sciontool_py.handlers.truth import Truth
     from sciontool_py.log.writer import AgentLog
+    from sciontool_py.receiver.handlers.agent_end import Outcome
+    from sciontool_py.receiver.handlers.truth import Truth
 
 
 def parse_envelope(data: bytes) -> object:
@@ -83,7 +82,7 @@ def apply_event(
         if revised is not None:
             log.write("stopped", revised.line, level=revised.level)
         if counting and options is not None:
-            from sciontool_py.handlers import usage
+            from sciontool_py.receiver.handlers import usage
 
             # The agent's record keeps its tokens; in a Scion HOME, agent-sessions.json keeps
             # where the transcript was read to.
@@ -120,11 +119,11 @@ def apply_event(
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
     if hub_configured() and revised is not None:  # the hub heard the crash: it hears the stop
-        from sciontool_py.handlers.hub_update import report_end
+        from sciontool_py.receiver.handlers.hub_update import report_end
 
         report_end(home, log, revised)
     elif hub_configured() and not ignored:  # an ignored event is not news for the hub either
-        from sciontool_py.handlers.hub_update import report_to_hub
+        from sciontool_py.receiver.handlers.hub_update import report_to_hub
 
         report_to_hub(home, log, event, activity, event.text("tool_name") in input_tools, counts, local)
     return Applied(failures, agent)
@@ -135,7 +134,7 @@ def _revised(agent: AgentState, name: str) -> Outcome | None:
     (handlers/agent_end.py); imported only for such an agent."""
     if agent.record is None or not agent.record.guessed:
         return None
-    from sciontool_py.handlers.agent_end import revised
+    from sciontool_py.receiver.handlers.agent_end import revised
 
     return revised(agent, name)
 
@@ -164,7 +163,7 @@ _USAGE_EVENTS = frozenset(("model-end", "agent-end", "subagent-end", "session-en
 
 def _counts_usage() -> bool:
     """Whether this hook counts usage (handlers/usage.py): no deriver of Scion's counts it."""
-    from sciontool_py.handlers.usage import wanted
+    from sciontool_py.receiver.handlers.usage import wanted
 
     return wanted(os.environ)
 
@@ -182,7 +181,7 @@ def _apply_truth(
     changed = False if ignored else truth.apply(agent.info, state, event, input_tools, resumes_after_wait)
     if truth.watch_exit and not ignored and agent.record is None:
         # Inside Scion: which process's exit ends the session (outside, every agent is watched).
-        from sciontool_py.handlers import exit_watch
+        from sciontool_py.receiver.handlers import exit_watch
 
         truth.claimed = exit_watch.claim(state, event)
     if not truth.keeps_state:
@@ -230,7 +229,7 @@ def receive(
     resumes = spec.options.resumes_after_wait
     truth = None
     if spec.options:
-        from sciontool_py.handlers.truth import Truth
+        from sciontool_py.receiver.handlers.truth import Truth
 
         truth = Truth.of(spec.options)
         if truth is not None:
@@ -272,7 +271,7 @@ def receive_named(
 ) -> Answer:
     """`hook EVENT_NAME`: the payload on stdin, if one arrives in time, under that name (it wins
     over the payload's own hook_event_name, as in Scion); else the synthetic {"hook_event_name"}."""
-    from sciontool_py.stdin import Ignored, read_optional_object
+    from sciontool_py.receiver.stdin import Ignored, read_optional_object
 
     payload = read_optional_object()
     if isinstance(payload, Ignored):
@@ -281,14 +280,3 @@ def receive_named(
         payload = {}
     payload["hook_event_name"] = name
     return receive(resolve(dialect, dialect_file), payload, log, event_name, origin)
-
-
-def read_stdin() -> bytes:
-    """Stdin's envelope, bounded in size and time; nothing when it is a terminal (Scion treats
-    that as a no-op)."""
-    from sciontool_py.stdin_envelope import read_envelope
-
-    stdin = sys.stdin
-    if stdin is None or stdin.isatty():
-        return b""
-    return read_envelope(stdin.buffer)

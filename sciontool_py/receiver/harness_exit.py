@@ -30,9 +30,9 @@ from sciontool_py import process, registry
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.agent_end import Outcome
-    from sciontool_py.handlers.agent_state import AgentState
     from sciontool_py.log.writer import AgentLog
+    from sciontool_py.receiver.handlers.agent_end import Outcome
+    from sciontool_py.receiver.handlers.agent_state import AgentState
 
 MODULE = "sciontool_py.resident"  # the process ensure() starts: the watcher and the hooks' server
 LOCK = ".scion/exit-watcher.lock"
@@ -91,7 +91,7 @@ def targets(home: str) -> dict[Process, list[str]]:
     Scion, session ids inside)."""
     found: dict[Process, list[str]] = {}
     if registry.in_scion(home):
-        from sciontool_py.handlers import sessions
+        from sciontool_py.receiver.handlers import sessions
 
         for session, harness in sessions.read(home).watched.items():
             found.setdefault((harness[0], harness[1]), []).append(session)
@@ -115,8 +115,8 @@ def end_agent(
     parent (`sciontool run`), a crash or a limit is said even after the harness's own session
     end, as Scion's init says it; a clean exit then changes nothing but the hub's last word."""
     from sciontool_py.fs import StateLock
-    from sciontool_py.handlers import agent_end
-    from sciontool_py.handlers.agent_state import AgentState
+    from sciontool_py.receiver.handlers import agent_end
+    from sciontool_py.receiver.handlers.agent_state import AgentState
 
     home = log.home
     told = exit_code is not None or limits
@@ -141,8 +141,8 @@ def end_agent(
 def end_scion_agent(log: AgentLog, exit_code: int, requested: bool, limits: bool) -> Outcome:
     """Inside Scion (a `sciontool run` there): the end of the container's one agent, in HOME's files."""
     from sciontool_py.fs import StateLock
-    from sciontool_py.handlers import agent_end
-    from sciontool_py.handlers.agent_state import AgentState
+    from sciontool_py.receiver.handlers import agent_end
+    from sciontool_py.receiver.handlers.agent_state import AgentState
 
     with StateLock(log.home):
         agent = AgentState.load(log.home, "", "", keeps_state=True)
@@ -157,8 +157,8 @@ def end_scion_agent(log: AgentLog, exit_code: int, requested: bool, limits: bool
 def _say(log: AgentLog, agent: AgentState, outcome: Outcome, dialect: str, session: str) -> CanonicalEvent:
     """Under the state lock: the end into the agent's status, its agent.log line; the event."""
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers import agent_end
-    from sciontool_py.hook import log_failures
+    from sciontool_py.receiver.handlers import agent_end
+    from sciontool_py.receiver.hook import log_failures
 
     agent_end.apply(agent, outcome)
     data: dict[str, object] = {"reason": agent_end.REASON}
@@ -173,10 +173,10 @@ def _say(log: AgentLog, agent: AgentState, outcome: Outcome, dialect: str, sessi
 def _report(log: AgentLog, outcome: Outcome, event: CanonicalEvent | None, told: bool) -> None:
     """Once the lock is released: the hub's last word (always, from the harness's parent) and the
     session's telemetry (when the end was said here)."""
-    from sciontool_py.hook import hub_configured
+    from sciontool_py.receiver.hook import hub_configured
 
     if (told or event is not None) and hub_configured():
-        from sciontool_py.handlers.hub_update import report_end
+        from sciontool_py.receiver.handlers.hub_update import report_end
 
         report_end(log.home, log, outcome)
     if event is not None:
@@ -234,9 +234,9 @@ def mark_limits(log: AgentLog, run: list[int], why: str) -> None:
     """SCION_MAX_DURATION reached: the agents `run` runs read limits_exceeded before their harness
     is stopped, as Scion's init marks them (the activity is sticky); the hub is told."""
     from sciontool_py.fs import StateLock
-    from sciontool_py.handlers import agent_info
-    from sciontool_py.handlers.agent_state import AgentState
-    from sciontool_py.hook import log_failures
+    from sciontool_py.receiver.handlers import agent_info
+    from sciontool_py.receiver.handlers.agent_state import AgentState
+    from sciontool_py.receiver.hook import log_failures
 
     home = log.home
     with StateLock(home):
@@ -252,7 +252,7 @@ def mark_limits(log: AgentLog, run: list[int], why: str) -> None:
             agent_info.set_activity(agent.info, "limits_exceeded")
             log_failures(log, agent.save(log, event, f"Agent stopped: {why}", True, True))
         log.write("LIMITS_EXCEEDED", f"Agent stopped: {why}")
-    from sciontool_py.hook import hub_configured
+    from sciontool_py.receiver.hook import hub_configured
 
     if hub_configured():
         from sciontool_py.hub.client import Hub, status_body
@@ -271,9 +271,9 @@ def end_sessions(
     from sciontool_py.dialect.discover import resolve
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
-    from sciontool_py.handlers.agent_end import REASON
-    from sciontool_py.handlers.truth import Truth
-    from sciontool_py.hook import apply_event, log_failures
+    from sciontool_py.receiver.handlers.agent_end import REASON
+    from sciontool_py.receiver.handlers.truth import Truth
+    from sciontool_py.receiver.hook import apply_event, log_failures
     from sciontool_py.telemetry import after_answer
 
     spec = resolve(dialect, dialect_file)

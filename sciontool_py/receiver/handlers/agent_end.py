@@ -14,7 +14,7 @@ from sciontool_py.console import cut
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
 if TYPE_CHECKING:
-    from sciontool_py.handlers.agent_state import AgentState
+    from sciontool_py.receiver.handlers.agent_state import AgentState
 
 LIMITS_EXIT_CODE = 10  # Scion's ExitCodeLimitsExceeded
 REASON = "the harness exited without a session end"
