@@ -76,6 +76,38 @@ def test_no_import_circle_inside_the_package() -> None:
     assert find_cycle(graph) == []
 
 
+def unit_of(name: str) -> str:
+    """The top-level module or folder of the package a module belongs to."""
+    return name.split(".")[1] if "." in name else "__init__"
+
+
+def unit_graph() -> dict[str, set[str]]:
+    """Imports between the package's top-level modules and folders."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        unit = unit_of(name)
+        graph.setdefault(unit, set()).update(unit_of(t) for t in imports_of(path) if unit_of(t) != unit)
+    return graph
+
+
+def test_the_folders_stack_in_layers() -> None:
+    # No circle between folders either: each imports only what sits below it, so the package
+    # reads bottom up (errors, gojson, fs ... dialect, receiver ... fastpath, cli, main).
+    graph = unit_graph()
+    assert graph["receiver"] >= {"dialect", "telemetry"}  # the graph is really read
+    assert find_cycle(graph) == []
+
+
+# What runs a command: the CLI, its fast path, and the processes that run commands for it.
+COMMANDS = {"__main__", "main", "cli", "fastpath", "relay", "resident", "run", "doctor"}
+
+
+def test_nothing_below_the_commands_imports_them() -> None:
+    graph = unit_graph()
+    below = {unit: targets & COMMANDS for unit, targets in graph.items() if unit not in COMMANDS}
+    assert {unit: found for unit, found in below.items() if found} == {}
+
+
 def test_the_fast_path_never_imports_the_typer_app() -> None:
     graph = {name: imports_of(path) for name, path in MODULES.items()}
     reachable, todo = set(), ["sciontool_py.fastpath"]
