@@ -11,7 +11,7 @@ from __future__ import annotations
 from sciontool_py import gojson
 from sciontool_py.errors import JSONError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 

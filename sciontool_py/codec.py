@@ -12,7 +12,7 @@ from __future__ import annotations
 from sciontool_py import gojson
 from sciontool_py.assistant import AssistantContent
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
@@ -79,11 +79,8 @@ class GoCodec:
         the str itself; OrjsonCodec hands fields() that string already encoded."""
         return gojson.dumps(value)
 
-    def string_json(self, text: str) -> bytes:
-        """Go's JSON of a string (a field of event data)."""
-        return self.strings[text]
-
     def _string_json(self, text: str) -> bytes:
+        """Go's JSON of a string (a field of event data), what self.strings keeps."""
         return gojson.dumps(text).encode()
 
     def payload_string_body(self, value: object) -> bytes:

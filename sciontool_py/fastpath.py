@@ -14,7 +14,7 @@ import sys
 
 from sciontool_py.errors import SciontoolError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -23,7 +23,7 @@ import time
 from sciontool_py import gojson
 from sciontool_py.errors import JSONError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType

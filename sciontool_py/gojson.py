@@ -16,7 +16,7 @@ from _json import make_scanner as _make_scanner
 
 from sciontool_py.errors import JSONError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator

@@ -25,7 +25,7 @@ from sciontool_py import gojson
 from sciontool_py.codec import GO
 from sciontool_py.errors import JSONError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterator

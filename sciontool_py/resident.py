@@ -19,7 +19,7 @@ import sys
 from sciontool_py import process, registry, relay
 from sciontool_py.receiver import harness_exit
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
     import socket

@@ -123,14 +123,14 @@ def test_the_fast_path_writes_gojsons_bytes(value: object) -> None:
 @settings(max_examples=1500, deadline=None)
 @given(text)
 def test_a_string_field_is_written_as_gojson_writes_it(value: str) -> None:
-    assert FAST.string_json(value) == GO.string_json(value) == gojson.dumps(value).encode()
+    assert FAST.strings[value] == GO.strings[value] == gojson.dumps(value).encode()
 
 
 def test_short_strings_are_written_the_same_from_the_cache_which_stays_bounded() -> None:
     codec = OrjsonCodec(orjson)
     strings = [f"<tool {i}>\u2028" for i in range(1500)] + ["x" * 65, "é" * 64]
     for _ in range(2):  # the second time from the cache, for those it keeps
-        assert [codec.string_json(s) for s in strings] == [GO.string_json(s) for s in strings]
+        assert [codec.strings[s] for s in strings] == [GO.strings[s] for s in strings]
     assert len(codec.strings) == 1024
 
 

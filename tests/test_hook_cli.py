@@ -419,7 +419,17 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent, receiving: bool) -> None:
             receiver.close()
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.receiver.hook" in loaded
-    assert not loaded & {"typer", "click", "yaml", "json", "re", "orjson", "urllib.request", "dataclasses"}
+    assert not loaded & {
+        "typer",
+        "click",
+        "yaml",
+        "json",
+        "re",
+        "typing",
+        "orjson",
+        "urllib.request",
+        "dataclasses",
+    }
     heavy = ("opentelemetry", "grpc", "google", "requests", "logging", "threading")
     assert not {name for name in loaded if name.split(".")[0] in heavy}
 

@@ -29,7 +29,7 @@ from sciontool_py.dialect.normalize import (
 )
 from sciontool_py.vocabulary import DATA_FIELD_ORDER, FIELD_KINDS, PAYLOAD_FIELDS
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -13,7 +13,7 @@ from sciontool_py.dialect.load import load_dialect, packaged_dir
 from sciontool_py.dialect.spec import DialectSpec, valid_name
 from sciontool_py.errors import DialectError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -7,7 +7,7 @@ from sciontool_py.errors import EventError
 from sciontool_py.event import CanonicalEvent
 from sciontool_py.vocabulary import PAYLOAD_FIELDS, STRING_FIELDS
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.codec import GoCodec
     from sciontool_py.dialect.spec import DialectSpec, Mapping

@@ -16,7 +16,7 @@ from sciontool_py.dialect.normalize import event_data, normalize, raw_event_name
 from sciontool_py.errors import EventError
 from sciontool_py.event import data_json, in_struct_order
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import BinaryIO

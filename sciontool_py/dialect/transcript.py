@@ -22,7 +22,7 @@ from sciontool_py import gojson_bounded
 from sciontool_py.assistant import AssistantContent, transcript_blocks
 from sciontool_py.errors import JSONError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -20,7 +20,7 @@ from sciontool_py.errors import HubError, Refused
 from sciontool_py.fs import failure, read_bytes
 from sciontool_py.hub import transport
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 

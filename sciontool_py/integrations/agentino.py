@@ -29,7 +29,7 @@ from sciontool_py.errors import SciontoolError
 from sciontool_py.fs import home_dir
 from sciontool_py.log.writer import AgentLog
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from concurrent.futures import Executor

@@ -10,7 +10,7 @@ dropped. Without SCION_LOG_LEVEL, any SCION_DEBUG value means debug.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -9,7 +9,7 @@ from sciontool_py.console import escape_controls, redact, write_stderr
 from sciontool_py.fs import SCION_HOME, append, shared_tmp
 from sciontool_py.log import level as log_level
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

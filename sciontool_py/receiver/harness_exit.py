@@ -27,7 +27,7 @@ import os
 
 from sciontool_py import process, registry
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.log.writer import AgentLog

@@ -18,7 +18,7 @@ from sciontool_py.receiver.handlers.agent_state import AgentState
 from sciontool_py.receiver.handlers.limits import configured_limits, count_event, write_trigger
 from sciontool_py.receiver.handlers.prompt_file import save_first_prompt
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.dialect.spec import DialectSpec

@@ -12,7 +12,7 @@ from sciontool_py.event import CanonicalEvent
 from sciontool_py.receiver.hook import apply_event, log_failures
 from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 

@@ -27,7 +27,7 @@ import sys
 
 from sciontool_py.errors import EventError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO
 

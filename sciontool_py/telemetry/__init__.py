@@ -24,7 +24,7 @@ import time
 from sciontool_py.fs import failure
 from sciontool_py.telemetry import settings
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

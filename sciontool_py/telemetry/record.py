@@ -16,7 +16,7 @@ from sciontool_py.console import cut
 from sciontool_py.telemetry.settings import RECORD_VARIABLES, Policy
 from sciontool_py.vocabulary import TOKEN_FIELDS
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

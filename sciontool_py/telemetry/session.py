@@ -24,7 +24,7 @@ from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, re
 from sciontool_py.log.writer import timestamp
 from sciontool_py.telemetry.settings import SPAN_NAMES
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sciontool_py.console import cut
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.receiver.handlers.agent_state import AgentState
 

@@ -14,7 +14,7 @@ from sciontool_py.vocabulary import (
     STICKY_ACTIVITIES,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sciontool_py.console import cut
 from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

@@ -20,7 +20,7 @@ from sciontool_py import process, registry
 from sciontool_py.fs import attempt, regular_size
 from sciontool_py.receiver.handlers import agent_info, sessions
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.log.writer import AgentLog

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sciontool_py import process
 from sciontool_py.receiver.handlers import sessions
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

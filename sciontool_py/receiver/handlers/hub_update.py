@@ -11,7 +11,7 @@ from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.gojson import decode_utf8
 from sciontool_py.vocabulary import STATUS_EVENT, STATUS_TYPES, STICKY_ACTIVITIES
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
     from sciontool_py.log.writer import AgentLog

@@ -8,7 +8,7 @@ import time
 from sciontool_py import gojson
 from sciontool_py.fs import failure, read_json_file, shared_tmp, write_atomic
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 

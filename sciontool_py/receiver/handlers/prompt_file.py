@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sciontool_py.fs import regular_size, write_atomic
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.event import CanonicalEvent
 

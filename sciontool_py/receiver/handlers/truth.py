@@ -14,7 +14,7 @@ from sciontool_py.console import cut
 from sciontool_py.receiver.handlers import agent_info, sessions
 from sciontool_py.vocabulary import PHASE_FOR_EVENT
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing on the hook path
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sciontool_py.dialect.options import DialectOptions
     from sciontool_py.event import CanonicalEvent
