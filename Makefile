@@ -61,7 +61,7 @@ PYTHONS ?= 3.10 3.12 3.13
 PYTHON_SUBSET ?= tests/test_cli.py tests/test_cli_smoke.py tests/test_go_golden.py tests/test_hook.py \
 	tests/test_hook_cli.py tests/test_fastpath.py tests/telemetry/test_cli.py tests/telemetry/test_mapping.py \
 	tests/telemetry/test_session.py tests/telemetry/test_settings.py tests/harness/test_cli.py \
-	tests/harness/test_edit.py tests/harness/test_merge.py tests/test_hostile_hub.py
+	tests/harness/test_edit.py tests/harness/test_merge.py tests/hostile/test_hub.py
 test-pythons:
 	@set -e; for v in $(PYTHONS); do \
 	  py=""; \

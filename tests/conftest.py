@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from hostile import Machine, new_machine
+from hostile_machine import Machine, new_machine
 
 from sciontool_py.event import CanonicalEvent
 
@@ -333,7 +333,7 @@ def hub() -> Iterator[HubServer]:
 
 @pytest.fixture
 def machine() -> Iterator[Machine]:
-    """A hostile machine (see hostile.py): HOME outside /tmp, a private /tmp when root."""
+    """A hostile machine (see hostile_machine.py): HOME outside /tmp, a private /tmp when root."""
     if os.path.isdir("/home/scion"):
         pytest.skip("/home/scion exists: Scion's rule sends agent.log there")
     yield from new_machine()

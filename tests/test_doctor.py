@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent, CliHere, HubServer
-from hostile import RawServer, answer
+from hostile_machine import RawServer, answer
 
 from sciontool_py import __version__
 from sciontool_py.dialect.load import packaged_dir

@@ -102,7 +102,7 @@ def test_yaml_alias_bomb_is_refused(agent: Agent, tmp_path: Path) -> None:
         "!!python/object/new:subprocess.Popen [[touch, {marker}]]",
         "!!python/name:os.system",
     ],
-    ids=["object-apply", "object-new", "name"],  # !!binary is text, as in Go: test_hostile_yaml.py
+    ids=["object-apply", "object-new", "name"],  # !!binary is text, as in Go: hostile/test_yaml.py
 )
 def test_non_standard_yaml_tags_are_refused_and_never_run(agent: Agent, tmp_path: Path, tag: str) -> None:
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TIMED, sciontool
-from hostile import Machine
+from hostile_machine import Machine
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 

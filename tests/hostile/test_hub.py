@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import TIMED
-from hostile import RETURN_WITHIN, TOKEN, Machine, RawServer, answer, request_headers
+from hostile_machine import RETURN_WITHIN, TOKEN, Machine, RawServer, answer, request_headers
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TIMED
-from hostile import RETURN_WITHIN, Machine
+from hostile_machine import RETURN_WITHIN, Machine
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 

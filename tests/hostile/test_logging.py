@@ -9,7 +9,7 @@ import json
 import os
 
 from conftest import TIMED
-from hostile import Machine
+from hostile_machine import Machine
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 

@@ -1,7 +1,7 @@
 """State files on a hostile machine: FIFOs, devices, symlinks and hard links planted where the
 hook reads and writes, a disk that fills up, SIGTERM mid-write, stderr closed. The hook never
 hangs, never follows a link out of HOME, never leaves a state file half written, and loses no
-key (see hostile.py for the checks every run makes)."""
+key (see tests/hostile_machine.py for the checks every run makes)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TIMED
-from hostile import SECRET, SEED, Machine, RawServer, answer
+from hostile_machine import SECRET, SEED, Machine, RawServer, answer
 
 pytestmark = TIMED  # every run is bounded in time: never beside the process flood
 

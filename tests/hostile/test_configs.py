@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent
 
-REAL = Path(__file__).resolve().parent / "data" / "real-envelopes"
+REAL = Path(__file__).resolve().parent.parent / "data" / "real-envelopes"
 CPU_BOUND = 2.0  # CPU seconds for a refusal (issue 28): the child's own, whatever the load
 
 

@@ -64,7 +64,9 @@ STOP = {"hook_event_name": "Stop", "session_id": "s"}
 @pytest.mark.parametrize(
     ("name", "dialect", "envelope", "env"),
     [
-        ("agent-sessions.json", "qwen-code", PRE, {}),  # the session state of a dialect that keeps it
+        # The session state of a dialect that keeps it, in HOME inside a Scion agent (outside,
+        # in the agent's own record).
+        ("agent-sessions.json", "qwen-code", PRE, {"SCION_AGENT_ID": "agent-7"}),
         ("agent-info.json", "claude", PRE, {}),
         ("agent-limits.json", "claude", STOP, {"SCION_MAX_TURNS": "5"}),  # a turn is counted
     ],
