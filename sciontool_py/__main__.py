@@ -1,5 +1,5 @@
 import sys
 
-from sciontool_py.main import main
+from sciontool_py.main import entry
 
-sys.exit(main())
+sys.exit(entry())
