@@ -3,7 +3,7 @@ hook`, fed through a pipe by a fresh helper process (tests/measured.py), with 16
 of the shapes that cost most as Python objects, and with writers that pace their writes.
 
 Bounds: peak RSS under 4x the envelope plus 40 MiB (the rule of docs/guarantees.md), CPU under
-5 s (measured: 0.4 to 2.3 s); a pause never makes the hook decode what arrived."""
+5 s (measured: 0.5 to 3.2 s); a pause never makes the hook decode what arrived."""
 
 from __future__ import annotations
 
