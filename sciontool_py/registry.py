@@ -78,6 +78,7 @@ class Record:
         "message",
         "turn",
         "guessed",
+        "failed",
         "exit_code",
         "info",
         "state",
@@ -99,6 +100,7 @@ class Record:
         self.message = ""  # the last agent.log message
         self.turn = False  # a turn under way: a prompt taken and not yet answered
         self.guessed = False  # its crash was the exit watcher's guess (no exit code, no end hook)
+        self.failed = False  # the turn's last model call failed: a late end of it is no clean exit
         self.exit_code: int | None = None
         self.info: dict[str, object] = {}
         self.state: dict[str, object] = {}
@@ -134,6 +136,8 @@ class Record:
             value["run"] = self.run
         if self.guessed:
             value["guessed"] = True
+        if self.failed:
+            value["failed"] = True
         if self.exit_code is not None:
             value["exitCode"] = self.exit_code
         return value
@@ -167,6 +171,7 @@ def _parse(key: str, data: bytes) -> Record:
     record.updated = _number(value.get("updated", 0))
     record.turn = value.get("turn") is True
     record.guessed = value.get("guessed") is True
+    record.failed = value.get("failed") is True
     run = value.get("run")
     if run is not None:
         if not isinstance(run, list) or len(run) != 2:

@@ -146,6 +146,33 @@ def test_a_turns_end_that_runs_after_the_harness_exited_revises_the_guessed_cras
     assert sum("the turn's end ran after the harness exited" in line for line in agent.log_lines) == 1
 
 
+def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # opencode exits 1 after an API error, and its bridge still hands the idle session over as it
+    # exits (make e2e opencode api-error): the late turn's end is no clean exit.
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    a = StandIn(agent, folder, "opencode")
+    harnesses.append(a)
+    a.send(
+        claude("message.updated.user", "A", prompt="build"),
+        claude("chat.params", "A", model="m"),
+        claude("session.error", "A", error="APIError: 400 bad request"),
+    )
+    assert a.exit(1) == 1
+    assert eventually(lambda: info(agent.home).get("phase") == "error")
+    done = tmp_path / "late-hook-done"
+    (tmp_path / "idle").write_text(json.dumps(claude("session.idle", "A")))
+    hook = f"{hook_command('opencode')} < {tmp_path / 'idle'}"
+    subprocess.run(["sh", "-c", f"({hook}; touch {done}) &"], env=agent.env, check=True)
+    assert eventually(done.exists)
+    assert info(agent.home)["phase"] == "error"
+    [row] = agents_json(agent)
+    assert row["message"] == "Agent exited mid-turn without a session end"
+    assert not any("the turn's end ran after the harness exited" in line for line in agent.log_lines)
+
+
 def test_a_late_session_end_alone_leaves_the_crash_of_a_harness_killed_mid_tool(
     agent: Agent, tmp_path: Path, harnesses: list[StandIn]
 ) -> None:

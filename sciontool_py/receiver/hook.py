@@ -78,7 +78,7 @@ def apply_event(
         keeps_state = (truth is not None and truth.keeps_state) or reads
         agent = AgentState.load(home, event.text("session_id"), event.dialect, keeps_state, origin)
         info = agent.info
-        revised = _revised(agent, event.name)
+        revised = _revised(agent, event)
         if revised is not None:
             log.write("stopped", revised.line, level=revised.level)
         if counting and options is not None:
@@ -129,14 +129,14 @@ def apply_event(
     return Applied(failures, agent)
 
 
-def _revised(agent: AgentState, name: str) -> Outcome | None:
+def _revised(agent: AgentState, event: CanonicalEvent) -> Outcome | None:
     """A crash the exit watcher guessed, revised by an end of the turn that ran late
     (handlers/agent_end.py); imported only for such an agent."""
     if agent.record is None or not agent.record.guessed:
         return None
     from sciontool_py.receiver.handlers.agent_end import revised
 
-    return revised(agent, name)
+    return revised(agent, event)
 
 
 class Applied:

@@ -14,6 +14,7 @@ from sciontool_py.console import cut
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from sciontool_py.event import CanonicalEvent
     from sciontool_py.receiver.handlers.agent_state import AgentState
 
 LIMITS_EXIT_CODE = 10  # Scion's ExitCodeLimitsExceeded
@@ -110,13 +111,17 @@ def apply(agent: AgentState, outcome: Outcome) -> None:
             state.end_session(record.session)
 
 
-def revised(agent: AgentState, name: str) -> Outcome | None:
+def revised(agent: AgentState, event: CanonicalEvent) -> Outcome | None:
     """The end of an agent whose crash the watcher guessed (mid-turn at its harness's exit), when
-    the end of that turn (NAME: the event's) runs after it: the harness fired it before it exited,
-    and its hook ran late (opencode's bridge hands the last events over as opencode exits). The
-    turn had completed: the agent stopped. None for any other agent or event."""
+    the end of that turn (the event) runs after it: the harness fired it before it exited, and
+    its hook ran late (opencode's bridge hands the last events over as opencode exits). The turn
+    had completed: the agent stopped. None for any other agent or event, and when the turn
+    failed (its last model call, or this end, says an error: opencode exits 1 after an API
+    error, and its bridge still hands the idle session over)."""
     record = agent.record
-    if record is None or not record.guessed or name not in _TURN_ENDS:
+    if record is None or not record.guessed or event.name not in _TURN_ENDS:
+        return None
+    if record.failed or event.text("error"):
         return None
     line = "Session ended (reason: the turn's end ran after the harness exited)"
     outcome = Outcome("stopped", "", "", "INFO", line, None)

@@ -103,8 +103,11 @@ def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:
         record.session = session[: registry.MAX_TEXT]
     if name in _TURN_STARTS:
         record.turn = True
+        record.failed = False
     elif name in _TURN_ENDS or (name == "status" and event.raw_name == "task_completed"):
-        record.turn = False
+        record.turn = False  # failed stays: the watcher's end is one too, and a late end reads it
+    elif name == "model-end":
+        record.failed = bool(event.text("error"))
     if not record.harness and event.dialect:
         record.harness = event.dialect
 
