@@ -96,13 +96,19 @@ def fill(session: Session, silent: str, model_hooks: tuple[str, ...], session_en
 def _ends(agent: Agent, calls: list[dict[str, Any]], session_end: str) -> None:
     """How each headless run ended, where the driver did not say (a kill): as Scion's init would
     classify it, a non-zero exit with no session end fired before it is a crash (`error`, said by
-    the exit watcher, which has REACTION seconds); anything else `stopped`."""
+    the exit watcher, which has REACTION seconds); anything else `stopped`. The harness fired the
+    end when its process is among the call's ancestors: opencode's bridge has a detached shell
+    send the disposal once opencode is gone, however it died (SIGKILL too), which is no end the
+    harness said. (Where no call has the harness among its ancestors, a daemon's, any counts.)"""
     t = agent.truth
     for index, code in agent.codes.items():
         began, ended = t.alive[index]
         if code == 0 or any(e == ended for e, _ in t.ends):
             continue
-        said = any(began <= c["t0"] <= ended and raw_name(c) == session_end for c in calls)
+        pid = agent.launched[index] if index < len(agent.launched) else 0
+        during = [c for c in calls if began <= c["t0"] <= ended]
+        own = any(pid in c["ancestors"] for c in during)
+        said = any(raw_name(c) == session_end and (pid in c["ancestors"] or not own) for c in during)
         if not said:
             t.ends.append((ended, "error"))
 
