@@ -128,6 +128,7 @@ def _whole(shape: _Shape, data: bytearray) -> bool:
     shape.counted = len(data)
     return shape.whole_object()
 
+
 _SPACE = b" \t\n\r"
 
 
