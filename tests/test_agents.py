@@ -31,12 +31,26 @@ def harnesses(agent: Agent, tmp_path: Path) -> Iterator[list[StandIn]]:
         harness.close()
 
 
-def start(harnesses: list[StandIn], agent: Agent, tmp_path: Path, **env: str) -> StandIn:
+def start(
+    harnesses: list[StandIn], agent: Agent, tmp_path: Path, dialect: str = "claude", **env: str
+) -> StandIn:
     folder = tmp_path / f"h{len(harnesses)}"
     folder.mkdir()
-    harness = StandIn(agent, folder, "claude", **env)
+    harness = StandIn(agent, folder, dialect, **env)
     harnesses.append(harness)
     return harness
+
+
+def run_late(agent: Agent, tmp_path: Path, dialect: str, *envelopes: dict[str, object]) -> None:
+    """The envelopes' hooks, one after another, with their harness gone: `( ... ) &` in a shell
+    that exits at once, so the hooks' parent is a shell whose parent is init."""
+    done = tmp_path / "late-hooks-done"
+    hooks = []
+    for n, envelope in enumerate(envelopes):
+        (tmp_path / f"late-{n}").write_text(json.dumps(envelope))
+        hooks.append(f"{hook_command(dialect)} < {tmp_path / f'late-{n}'}")
+    subprocess.run(["sh", "-c", f"({' && '.join(hooks)}; touch {done}) &"], env=agent.env, check=True)
+    assert eventually(done.exists)
 
 
 def agents_json(agent: Agent) -> list[dict[str, object]]:
@@ -112,12 +126,7 @@ def test_a_hook_still_running_when_its_harness_died_is_that_agents_not_a_new_one
     a.send(claude("PreToolUse", "A", tool_name="Bash", tool_use_id="a1"))
     a.kill()
     assert eventually(lambda: info(agent.home).get("phase") == "error")
-    done = tmp_path / "late-hook-done"
-    late = json.dumps(claude("PostToolUse", "A", tool_name="Bash", tool_use_id="a1"))
-    # `( ... ) &` in a shell that exits at once: the hook's parent is a shell whose parent is init.
-    orphan = f"(printf '%s' \"$LATE\" | {hook_command('claude')}; touch {done}) &"
-    subprocess.run(["sh", "-c", orphan], env={**agent.env, "LATE": late}, check=True)
-    assert eventually(done.exists)
+    run_late(agent, tmp_path, "claude", claude("PostToolUse", "A", tool_name="Bash", tool_use_id="a1"))
     [key] = records(agent.home)
     assert key == f"p{a.proc.pid}-{key.rpartition('-')[2]}"
     assert record_of(agent.home, a.proc.pid)["info"] == info(agent.home)
@@ -133,12 +142,7 @@ def test_a_turns_end_that_runs_after_the_harness_exited_revises_the_guessed_cras
     a.send(claude("SessionStart", "A", source="startup"), claude("UserPromptSubmit", "A", prompt="build"))
     assert a.exit(0) == 0
     assert eventually(lambda: info(agent.home).get("phase") == "error")
-    done = tmp_path / "late-hooks-done"
-    for name in ("Stop", "SessionEnd"):
-        (tmp_path / name).write_text(json.dumps(claude(name, "A")))
-    hooks = " && ".join(f"{hook_command('claude')} < {tmp_path / name}" for name in ("Stop", "SessionEnd"))
-    subprocess.run(["sh", "-c", f"({hooks}; touch {done}) &"], env=agent.env, check=True)
-    assert eventually(done.exists)
+    run_late(agent, tmp_path, "claude", claude("Stop", "A"), claude("SessionEnd", "A"))
     assert info(agent.home) == {"phase": "stopped"}
     [row] = agents_json(agent)
     assert row["state"] == "Stopped" and "detail" not in row
@@ -151,10 +155,7 @@ def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
 ) -> None:
     # opencode exits 1 after an API error, and its bridge still hands the idle session over as it
     # exits (make e2e opencode api-error): the late turn's end is no clean exit.
-    folder = tmp_path / "opencode"
-    folder.mkdir()
-    a = StandIn(agent, folder, "opencode")
-    harnesses.append(a)
+    a = start(harnesses, agent, tmp_path, "opencode")
     a.send(
         claude("message.updated.user", "A", prompt="build"),
         claude("chat.params", "A", model="m"),
@@ -162,11 +163,7 @@ def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
     )
     assert a.exit(1) == 1
     assert eventually(lambda: info(agent.home).get("phase") == "error")
-    done = tmp_path / "late-hook-done"
-    (tmp_path / "idle").write_text(json.dumps(claude("session.idle", "A")))
-    hook = f"{hook_command('opencode')} < {tmp_path / 'idle'}"
-    subprocess.run(["sh", "-c", f"({hook}; touch {done}) &"], env=agent.env, check=True)
-    assert eventually(done.exists)
+    run_late(agent, tmp_path, "opencode", claude("session.idle", "A"))
     assert info(agent.home)["phase"] == "error"
     [row] = agents_json(agent)
     assert row["message"] == "Agent exited mid-turn without a session end"
@@ -181,11 +178,7 @@ def test_a_late_session_end_alone_leaves_the_crash_of_a_harness_killed_mid_tool(
     a.send(claude("UserPromptSubmit", "A", prompt="build"), claude("PreToolUse", "A", tool_name="Bash"))
     a.kill()
     assert eventually(lambda: info(agent.home).get("phase") == "error")
-    done = tmp_path / "late-hook-done"
-    (tmp_path / "end").write_text(json.dumps(claude("SessionEnd", "A")))
-    hook = f"{hook_command('claude')} < {tmp_path / 'end'}"
-    subprocess.run(["sh", "-c", f"({hook}; touch {done}) &"], env=agent.env, check=True)
-    assert eventually(done.exists)
+    run_late(agent, tmp_path, "claude", claude("SessionEnd", "A"))
     assert info(agent.home)["phase"] == "error"
     [row] = agents_json(agent)
     assert row["message"] == "Agent exited during a tool call (Bash) without a session end"
