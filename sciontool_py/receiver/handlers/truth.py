@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 _TURN_ENDS = frozenset({"prompt-submit", "agent-end"})  # a new turn or a turn's end: no call is still open
 
 
+def _segments(path: str) -> list[str]:
+    """A payload path the dialect's validation accepted (`.a.b`), as its keys."""
+    return path.lstrip(".").split(".")
+
+
 class Truth:
     """The dialect's options beyond Scion's rules, read once per hook call."""
 
@@ -51,7 +56,7 @@ class Truth:
 
     def __init__(self, options: DialectOptions) -> None:
         ids = options.call_id_fields
-        self.call_ids = None if ids is None else [p.lstrip(".").split(".") for p in ids]
+        self.call_ids = None if ids is None else [_segments(p) for p in ids]
         self.batch_ends = options.batch_end_events
         self.stay_ended = options.ended_sessions_stay_ended
         self.keep_sources = options.keep_state_sources
@@ -60,15 +65,13 @@ class Truth:
         self.no_reply = options.no_reply_texts
         self.model_calls = options.model_call_events
         self.errors = options.error_events
-        stamp = options.stamp_field
-        self.stamp = stamp.lstrip(".").split(".") if stamp else None
+        self.stamp = _segments(options.stamp_field) if options.stamp_field else None
         self.resumes = options.resume_events
         self.model_thinks = options.thinking_from_model_start
         self.input_tools = options.input_tools
         self.watch_exit = options.watch_harness_exit
         self.stream = options.stream_events
-        end = options.stream_end_field
-        self.stream_end = end.lstrip(".").split(".") if end else []
+        self.stream_end = _segments(options.stream_end_field) if options.stream_end_field else []
         self.queued = options.queued_prompts
         self.claimed: tuple[str, list[int]] | None = None  # the exit watcher this hook must start
         # Set by the exit watcher: the harness process [pid, start time] whose exit it reports.
