@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HANG_BOUND, Agent, CliHere, HubServer
+from conftest import HANG_BOUND, Agent, CliHere, HubServer, Ran
 from hostile_machine import RawServer, answer
 
 from sciontool_py import __version__
@@ -329,6 +329,19 @@ def hub_env(monkeypatch: pytest.MonkeyPatch, home: Path, url: str, token: str) -
     (home / ".scion" / "scion-token").write_text(token + "\n")
 
 
+def doctor_with_hub(
+    cli_here: CliHere, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, url: str, token: str
+) -> Ran:
+    """doctor on a claude install, with the hub at url and token as the agent's."""
+    install(cli_here, "claude", "--project", str(project))
+    hub_env(monkeypatch, home, url, token)
+    return cli_here("doctor", "--project", str(project))
+
+
+def hub_lines(out: str) -> list[str]:
+    return [line for line in lines(out) if " hub" in line[:20]]
+
+
 Gets = list[tuple[str, dict[str, str]]]
 
 
@@ -358,12 +371,10 @@ def test_a_configured_hub_healthz_token_and_heartbeat(
     healthy: tuple[HubServer, Gets],
 ) -> None:
     server, gets = healthy
-    install(cli_here, "claude", "--project", str(project))
     token = jwt(time.time() + 3 * 3600 + 119)  # "3h 1m" for the next 59 s
-    hub_env(monkeypatch, home, server.url, token)
-    ran = cli_here("doctor", "--project", str(project))
+    ran = doctor_with_hub(cli_here, project, home, monkeypatch, server.url, token)
     assert (ran.returncode, ran.stderr) == (0, "")
-    found = [line for line in lines(ran.stdout) if " hub" in line[:20]]
+    found = hub_lines(ran.stdout)
     assert found[0].startswith("ok    hub token: from ~/.scion/scion-token expires at ")
     assert found[0].endswith("(in 3h 1m)")
     assert found[1:] == [
@@ -386,12 +397,11 @@ def test_an_expired_token_fails_and_is_never_printed(
     healthy: tuple[HubServer, Gets],
 ) -> None:
     server, _ = healthy
-    install(cli_here, "claude", "--project", str(project))
     server.replies = [401]  # and the hub echoes the token it was sent in its error body
-    hub_env(monkeypatch, home, server.url, jwt(time.time() - 2 * 86400 - 3600 - 30))
-    ran = cli_here("doctor", "--project", str(project))
+    expired = jwt(time.time() - 2 * 86400 - 3600 - 30)
+    ran = doctor_with_hub(cli_here, project, home, monkeypatch, server.url, expired)
     assert ran.returncode == 1
-    found = [line for line in lines(ran.stdout) if " hub" in line[:20]]
+    found = hub_lines(ran.stdout)
     assert found[0].startswith("FAIL  hub token: from ~/.scion/scion-token expired at ")
     assert "(2d 1h ago); fix: a fresh token in ~/.scion/scion-token or SCION_AUTH_TOKEN" in found[0]
     assert found[2].startswith(
@@ -404,10 +414,8 @@ def test_an_expired_token_fails_and_is_never_printed(
 def test_an_unreachable_hub_fails_without_a_heartbeat(
     cli_here: CliHere, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install(cli_here, "claude", "--project", str(project))
     url = f"http://127.0.0.1:{closed_port()}"
-    hub_env(monkeypatch, home, url, jwt(time.time() + 86400))
-    ran = cli_here("doctor", "--project", str(project))
+    ran = doctor_with_hub(cli_here, project, home, monkeypatch, url, jwt(time.time() + 86400))
     assert ran.returncode == 1
     assert (
         f"FAIL  hub: cannot reach {url}/healthz: Connection refused; fix: start the hub, or correct SCION_HUB_ENDPOINT"
