@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,17 +63,6 @@ def signals(found: Receiver) -> set[str]:
 
 def arrive(found: Receiver, signal: str) -> None:
     found.wait_for(lambda: signal in signals(found))
-
-
-@pytest.fixture(params=["grpc", "http/protobuf"])
-def outside(request: pytest.FixtureRequest) -> Iterator[tuple[Receiver, dict[str, str]]]:
-    found: Receiver = GrpcReceiver() if request.param == "grpc" else HttpReceiver()
-    env = {
-        "OTEL_EXPORTER_OTLP_PROTOCOL": request.param,
-        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{found.port}",  # type: ignore[attr-defined]
-    }
-    yield found, env
-    found.close()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("off", ["traces", "metrics", "logs"])

@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from otlp import GrpcReceiver, HttpReceiver, Receiver
 from sciontool_py.telemetry import record, settings
 from sciontool_py.telemetry.mapping import Translation, translate
 from sciontool_py.telemetry.pairing import OpenSpans
+from telemetry.test_otel_env import run
 
 PROMPT = "prompt-secret-Kq7Vw"
 TOOL_INPUT = "tool-input-secret-Jm4Xz"
@@ -59,24 +59,6 @@ EVENTS = [
 ]
 LAST = {"hook_event_name": "Notification", "session_id": SESSION, "message": "waiting"}
 SPOOL = Path(".scion") / "telemetry"
-
-
-@pytest.fixture(params=["grpc", "http/protobuf"])
-def outside(request: pytest.FixtureRequest) -> Iterator[tuple[Receiver, dict[str, str]]]:
-    """A live receiver and the standard variables that point the hook at it: outside Scion."""
-    found: Receiver = GrpcReceiver() if request.param == "grpc" else HttpReceiver()
-    env = {
-        "OTEL_EXPORTER_OTLP_PROTOCOL": request.param,
-        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{found.port}",  # type: ignore[attr-defined]
-    }
-    yield found, env
-    found.close()  # type: ignore[attr-defined]
-
-
-def run(agent: Agent, env: dict[str, str], envelopes: list[dict[str, object]]) -> None:
-    for envelope in envelopes:
-        result = agent.hook(envelope, "--dialect=claude", **env)
-        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b""), result.stderr
 
 
 def spooled_without_a_worker(agent: Agent, env: dict[str, str]) -> list[bytes]:
