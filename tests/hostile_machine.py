@@ -411,3 +411,12 @@ def answer(
         conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
 
     return respond
+
+
+def one_error(ran: subprocess.CompletedProcess[bytes], command: str) -> str:
+    """The one line `sciontool harness COMMAND` refused with (exit 1, no traceback)."""
+    assert ran.returncode == 1, ran
+    lines = ran.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sciontool harness {command}: "), lines
+    assert "internal error" not in lines[0] and "Traceback" not in lines[0]
+    return lines[0]

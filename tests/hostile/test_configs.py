@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
+from hostile_machine import one_error
 
 REAL = Path(__file__).resolve().parent.parent / "data" / "real-envelopes"
 CPU_BOUND = 2.0  # CPU seconds for a refusal (issue 28): the child's own, whatever the load
@@ -30,14 +31,6 @@ def sciontool(agent: Agent, *args: str) -> tuple[subprocess.CompletedProcess[byt
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ran, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def one_error(ran: subprocess.CompletedProcess[bytes], command: str) -> str:
-    assert ran.returncode == 1, ran
-    lines = ran.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"sciontool harness {command}: "), lines
-    assert "internal error" not in lines[0] and "Traceback" not in lines[0]
-    return lines[0]
 
 
 @dataclass

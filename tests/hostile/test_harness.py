@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Agent
+from hostile_machine import one_error
 
 
 def sciontool(
@@ -30,14 +31,6 @@ def sciontool(
         timeout=120,
         preexec_fn=limits,
     )
-
-
-def one_error(ran: subprocess.CompletedProcess[bytes], command: str) -> str:
-    assert ran.returncode == 1, ran
-    lines = ran.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"sciontool harness {command}: "), lines
-    assert "internal error" not in lines[0] and "Traceback" not in lines[0]
-    return lines[0]
 
 
 def test_a_settings_file_with_a_duplicate_hooks_key_is_refused(agent: Agent, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, REPO, Agent
+from hostile_machine import one_error
 
 from sciontool_py.harness.record import LOCK_WAIT_SECONDS
 
@@ -49,14 +50,6 @@ def sciontool(agent: Agent, *args: str, **env: str) -> subprocess.CompletedProce
         timeout=HANG_BOUND + LOCK_WAIT_SECONDS,  # a hang fails here; every answer comes far sooner
         preexec_fn=limits,
     )
-
-
-def one_error(ran: subprocess.CompletedProcess[bytes], command: str) -> str:
-    assert ran.returncode == 1, ran
-    lines = ran.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"sciontool harness {command}: "), lines
-    assert "internal error" not in lines[0] and "Traceback" not in lines[0]
-    return lines[0]
 
 
 def tree(*roots: Path) -> dict[str, str]:
