@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from hostile_machine import Machine, new_machine
+from hostile_machine import Machine, RawServer, new_machine
 
 from sciontool_py.event import CanonicalEvent
 
@@ -317,6 +317,15 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+@pytest.fixture
+def servers() -> Iterator[list[RawServer]]:
+    """Raw servers on 127.0.0.1 a test starts (hostile_machine.RawServer), closed after it."""
+    started: list[RawServer] = []
+    yield started
+    for server in started:
+        server.close()
 
 
 @pytest.fixture

@@ -423,14 +423,6 @@ def test_an_unreachable_hub_fails_without_a_heartbeat(
     assert "heartbeat" not in ran.stdout
 
 
-@pytest.fixture
-def servers() -> Iterator[list[RawServer]]:
-    started: list[RawServer] = []
-    yield started
-    for server in started:
-        server.close()
-
-
 def never(conn: socket.socket, request: bytes) -> None:
     time.sleep(HANG_BOUND)
 

@@ -9,7 +9,6 @@ import base64
 import re
 import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 from conftest import TIMED
@@ -19,14 +18,6 @@ pytestmark = TIMED  # every run is bounded in time: never beside the process flo
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "grab"}
 FAILED = re.compile(r"\[ERROR\] hub status update failed event=tool-start elapsed_ms=(\d+) error=(.*)")
-
-
-@pytest.fixture
-def servers() -> Iterator[list[RawServer]]:
-    started: list[RawServer] = []
-    yield started
-    for server in started:
-        server.close()
 
 
 def serve(servers: list[RawServer], respond: object) -> RawServer:
