@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,18 @@ def resident_runs(agent: Agent) -> bool:
     return True
 
 
+@pytest.fixture
+def harness(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
+    """A harness whose first hook started the HOME's resident, which now listens."""
+    started = Harness(agent, tmp_path)
+    try:
+        started.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent))
+        yield started
+    finally:
+        started.close()
+
+
 def log_messages(agent: Agent) -> list[str]:
     return [line.split(" ", 1)[1] for line in agent.log_lines]
 
@@ -109,115 +122,87 @@ def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
     assert results["alone"][0] == [(0, "", "")] * len(SESSION)
 
 
-def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        envelope = json.dumps(SESSION[2])
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook", "--dialect=claude"],
-            input=envelope.encode(),
-            capture_output=True,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-            timeout=60,
-        )
-        assert done.returncode == 0
-        loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
-        assert "sciontool_py.relay" in loaded
-        assert not loaded & {
-            "sciontool_py.receiver.hook",
-            "sciontool_py.dialect.normalize",
-            "sciontool_py.receiver.handlers",
-            "sciontool_py.gojson",  # an envelope on a pipe the harness closed is never counted
-        }
-        assert info(agent.home)["activity"] == "executing"  # the resident ran it
-    finally:
-        harness.close()
+def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Agent, harness: Harness) -> None:
+    envelope = json.dumps(SESSION[2])
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook", "--dialect=claude"],
+        input=envelope.encode(),
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        timeout=60,
+    )
+    assert done.returncode == 0
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    assert "sciontool_py.relay" in loaded
+    assert not loaded & {
+        "sciontool_py.receiver.hook",
+        "sciontool_py.dialect.normalize",
+        "sciontool_py.receiver.handlers",
+        "sciontool_py.gojson",  # an envelope on a pipe the harness closed is never counted
+    }
+    assert info(agent.home)["activity"] == "executing"  # the resident ran it
 
 
 def test_the_dialects_response_and_a_failure_come_back_as_the_hook_gives_them(
-    agent: Agent, tmp_path: Path
+    agent: Agent, harness: Harness
 ) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        antigravity = {"toolCall": {"name": "run"}, "conversationId": "c1"}
-        assert harness.hook(antigravity, "--dialect=antigravity", "--event=PreToolUse") == (
-            0,
-            '{"decision":"allow"}\n',
-            "",
+    antigravity = {"toolCall": {"name": "run"}, "conversationId": "c1"}
+    assert harness.hook(antigravity, "--dialect=antigravity", "--event=PreToolUse") == (
+        0,
+        '{"decision":"allow"}\n',
+        "",
+    )
+    code, out, err = harness.hook("{not json", "--dialect=claude")
+    assert (code, out) == (1, "")
+    assert err.startswith("sciontool hook: envelope: invalid JSON") and err.count("\n") == 1
+    code, out, err = harness.hook(claude("Stop"), "--dialect=no-such-dialect")
+    assert code == 1 and err.startswith("sciontool hook: ") and "no-such-dialect" in err
+
+
+def test_each_hook_is_run_in_its_own_environment(agent: Agent, harness: Harness) -> None:
+    env = {**agent.env, "SCIONTOOL_EXIT_WATCH": "on"}
+    counts = []
+    for level, envelope in (("debug", SESSION[1]), ("info", SESSION[2])):
+        done = subprocess.run(
+            [*HOOK, "--dialect=claude"],
+            input=json.dumps(envelope).encode(),
+            env={**env, "SCION_LOG_LEVEL": level},
+            capture_output=True,
+            timeout=60,
         )
-        code, out, err = harness.hook("{not json", "--dialect=claude")
-        assert (code, out) == (1, "")
-        assert err.startswith("sciontool hook: envelope: invalid JSON") and err.count("\n") == 1
-        code, out, err = harness.hook(claude("Stop"), "--dialect=no-such-dialect")
-        assert code == 1 and err.startswith("sciontool hook: ") and "no-such-dialect" in err
-    finally:
-        harness.close()
+        assert done.returncode == 0
+        counts.append(sum("[DEBUG]" in line for line in agent.log_lines))
+    assert counts[0] >= 1 and counts[1] == counts[0]  # debug lines for the first hook only
 
 
-def test_each_hook_is_run_in_its_own_environment(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        env = {**agent.env, "SCIONTOOL_EXIT_WATCH": "on"}
-        counts = []
-        for level, envelope in (("debug", SESSION[1]), ("info", SESSION[2])):
-            done = subprocess.run(
-                [*HOOK, "--dialect=claude"],
-                input=json.dumps(envelope).encode(),
-                env={**env, "SCION_LOG_LEVEL": level},
-                capture_output=True,
-                timeout=60,
-            )
-            assert done.returncode == 0
-            counts.append(sum("[DEBUG]" in line for line in agent.log_lines))
-        assert counts[0] >= 1 and counts[1] == counts[0]  # debug lines for the first hook only
-    finally:
-        harness.close()
+def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
+    agent: Agent, harness: Harness
+) -> None:
+    for pid in watchers(agent.home):
+        os.kill(pid, signal.SIGKILL)  # started by this test's own hook
+    assert eventually(lambda: not watchers(agent.home))
+    assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+    assert info(agent.home)["activity"] == "thinking"
+    assert eventually(lambda: resident_runs(agent))  # that hook started the next one
+    assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")
+    assert info(agent.home)["activity"] == "executing"
 
 
-def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        for pid in watchers(agent.home):
-            os.kill(pid, signal.SIGKILL)  # started by this test's own hook
-        assert eventually(lambda: not watchers(agent.home))
-        assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
-        assert info(agent.home)["activity"] == "thinking"
-        assert eventually(lambda: resident_runs(agent))  # that hook started the next one
-        assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")
-        assert info(agent.home)["activity"] == "executing"
-    finally:
-        harness.close()
-
-
-def test_a_hostile_client_costs_the_resident_nothing(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        for garbage in (b"", b"\x00" * 3, (10**12).to_bytes(8, "big"), (40).to_bytes(8, "big") + b"x" * 40):
-            sock = relay.connect(str(agent.home))
-            assert sock is not None
-            try:
-                sock.sendall(garbage)
-                sock.shutdown(1)
-                relay.read_all(sock)
-            except OSError:
-                pass
-            finally:
-                sock.close()
-        assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
-        assert info(agent.home)["activity"] == "thinking"
-        assert resident_runs(agent)
-    finally:
-        harness.close()
+def test_a_hostile_client_costs_the_resident_nothing(agent: Agent, harness: Harness) -> None:
+    for garbage in (b"", b"\x00" * 3, (10**12).to_bytes(8, "big"), (40).to_bytes(8, "big") + b"x" * 40):
+        sock = relay.connect(str(agent.home))
+        assert sock is not None
+        try:
+            sock.sendall(garbage)
+            sock.shutdown(1)
+            relay.read_all(sock)
+        except OSError:
+            pass
+        finally:
+            sock.close()
+    assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+    assert info(agent.home)["activity"] == "thinking"
+    assert resident_runs(agent)
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (pyenv's lives under /root)
@@ -276,13 +261,9 @@ def test_another_users_socket_at_the_name_is_never_sent_a_hook(agent: Agent, tmp
     assert all(line in ("", "got 0") for line in out.splitlines()), out  # it got no byte of a hook
 
 
-def test_a_hook_in_a_removed_folder_is_declined_and_runs_by_itself(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path)
-    try:
-        harness.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-    finally:
-        harness.close()
+def test_a_hook_in_a_removed_folder_is_declined_and_runs_by_itself(
+    agent: Agent, tmp_path: Path, harness: Harness
+) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
     script = f"cd {gone} && rmdir {gone} && {' '.join(HOOK)} --dialect=claude"
