@@ -96,22 +96,15 @@ def read_all(sock: _socket.socket) -> bytes:
 def stdin_of(positional: list[str]) -> bytes:
     """What this hook reads on stdin (its positional arguments say which form it is), with the
     bounds the hook itself uses."""
-    from sciontool_py.receiver.stdin import read_stdin
-
-    named = positional
-    if named and named[0].lstrip().startswith("{"):
-        return b""  # Codex's notify: the envelope is the argument; stdin is not read
-    if not named:
-        return read_stdin()
-    stdin = sys.stdin
-    if stdin is None or stdin.isatty():
-        return b""
-    # `hook EVENT_NAME` (Copilot CLI): an optional payload, with that form's bounds
     from sciontool_py.errors import EventError
-    from sciontool_py.receiver.stdin import POSITIONAL_LIMIT, POSITIONAL_WAIT, read_envelope
+    from sciontool_py.receiver.stdin import read_payload, read_stdin
 
+    if positional and positional[0].lstrip().startswith("{"):
+        return b""  # Codex's notify: the envelope is the argument; stdin is not read
+    if not positional:
+        return read_stdin()
     try:
-        return read_envelope(stdin.buffer, POSITIONAL_LIMIT, POSITIONAL_WAIT, POSITIONAL_WAIT)
+        return read_payload()  # `hook EVENT_NAME` (Copilot CLI): an optional payload
     except (EventError, OSError, ValueError):
         return b""  # no payload to take: the event name alone, as the hook does
 

@@ -275,7 +275,7 @@ def receive_named(
 
     payload = read_optional_object()
     if isinstance(payload, Ignored):
-        if payload.reason not in ("stdin is empty", "no stdin"):
+        if payload.reason != "stdin is empty":
             log.debug(f"hook {name}: {payload.reason}; using the event name alone")
         payload = {}
     payload["hook_event_name"] = name

@@ -181,18 +181,21 @@ class Ignored:
         return False
 
 
-def read_optional_object(
-    limit: int = POSITIONAL_LIMIT, wait: float = POSITIONAL_WAIT
-) -> dict[str, object] | Ignored:
+def read_payload() -> bytes:
+    """`hook EVENT_NAME`'s payload as read, with this form's shorter waits (nothing may come):
+    b"" without one; EventError, OSError or ValueError when it cannot be taken."""
+    stdin = sys.stdin
+    if stdin is None:
+        return b""
+    return read_envelope(stdin.buffer, POSITIONAL_LIMIT, POSITIONAL_WAIT, POSITIONAL_WAIT)
+
+
+def read_optional_object() -> dict[str, object] | Ignored:
     """The JSON object on stdin, or Ignored (with the reason) when there is none to take."""
     from sciontool_py.errors import EventError
 
-    stdin = sys.stdin
-    if stdin is None:
-        return Ignored("no stdin")
     try:
-        # The hook's own bounded reader, with this form's shorter waits: nothing may come.
-        data = read_envelope(stdin.buffer, limit, deadline=wait, first_byte_wait=wait)
+        data = read_payload()
     except EventError as exc:
         return Ignored(str(exc))
     except (OSError, ValueError) as exc:
