@@ -112,7 +112,7 @@ class BenchRun(Run):
             return super().sciontool(*args)
         if self.variant == "none":
             return ""
-        return super().sciontool(*args, *(["--command", "true"] if self.variant == "true" else []))
+        return super().sciontool(*args, *(["--command", "true", "--no-relay"] if self.variant == "true" else []))
 
     def env(self, bin_dir: Path | None = None, **extra: str) -> dict[str, str]:
         env = super().env(bin_dir, **extra)

@@ -496,6 +496,14 @@ CommandOpt = Annotated[
         show_default=False,
     ),
 ]
+NoRelayOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-relay",
+        help="Run sciontool itself in each shell hook, without the shell relay before it "
+        "(docs/receiver.md; on by default on Linux with bash).",
+    ),
+]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print a unified diff; write nothing.")]
 BackupOpt = Annotated[
     bool, typer.Option("--backup", help="Keep each changed file's previous text as FILE.bak.")
@@ -503,11 +511,16 @@ BackupOpt = Annotated[
 
 
 def _scope(
-    project: str | None, user: bool, command: str | None, force: bool = False, writes: bool = True
+    project: str | None,
+    user: bool,
+    command: str | None,
+    force: bool = False,
+    writes: bool = True,
+    relay: bool = True,
 ) -> tuple[Scope, str]:
     """The scope the command works in, and what to tell the user about the hooks' program."""
     from sciontool_py.harness.base import Scope
-    from sciontool_py.harness.program import hook_program
+    from sciontool_py.harness.program import hook_program, relay_prefix
 
     if user and project is not None:
         raise SciontoolError("--project and --user exclude each other")
@@ -526,7 +539,7 @@ def _scope(
         bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
         raise SciontoolError(bad) from None
     prefix, said = hook_program(command)
-    return Scope(None if user else (project or "."), prefix, force), said
+    return Scope(None if user else (project or "."), prefix, force, relay_prefix() if relay else ""), said
 
 
 @harness_app.command("install", cls=_Command)
@@ -541,6 +554,7 @@ def harness_install(
         typer.Option("--force", help="Replace another program in Codex's notify (uninstall puts it back)."),
     ] = False,
     backup: BackupOpt = False,
+    no_relay: NoRelayOpt = False,
 ) -> None:
     """Merge hooks for every event the harness fires and its dialect maps into its settings.
 
@@ -550,7 +564,7 @@ def harness_install(
     from sciontool_py.harness import find_harness
     from sciontool_py.harness.apply import run
 
-    scope, said = _scope(project, user, command, force)
+    scope, said = _scope(project, user, command, force, relay=not no_relay)
     typer.echo(run(find_harness(name), scope, True, dry_run, backup), nl=False)
     if said:
         typer.echo(said)
@@ -576,12 +590,16 @@ def harness_uninstall(
 
 @harness_app.command("show", cls=_Command)
 def harness_show(
-    name: HarnessArg, project: ProjectOpt = None, user: UserOpt = False, command: CommandOpt = None
+    name: HarnessArg,
+    project: ProjectOpt = None,
+    user: UserOpt = False,
+    command: CommandOpt = None,
+    no_relay: NoRelayOpt = False,
 ) -> None:
     """Print the hook configuration install would merge, and where; writes nothing."""
     from sciontool_py.harness import find_harness
 
-    scope, _ = _scope(project, user, command, writes=False)
+    scope, _ = _scope(project, user, command, writes=False, relay=not no_relay)
     typer.echo(find_harness(name).show(scope), nl=False)
 
 

@@ -109,6 +109,21 @@ def stdin_of(positional: list[str]) -> bytes:
         return b""  # no payload to take: the event name alone, as the hook does
 
 
+def relayable(args: list[str]) -> list[str] | None:
+    """The positional arguments of `hook ARGS` when a helper may run it; None for what this
+    process must run itself (help, an error the hook itself says, Scion's older status form)."""
+    from sciontool_py.errors import SciontoolError
+    from sciontool_py.fastpath import HOOK_USAGE, HelpRequested, parse_args
+
+    try:
+        _, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
+    except (HelpRequested, SciontoolError):
+        return None
+    if positional[:1] in (["ask_user"], ["task_completed"]) or len(positional) > 1:
+        return None  # Scion's older status form (rare), or too many arguments: run here
+    return positional
+
+
 def relay(args: list[str]) -> int | None:
     """`sciontool hook ARGS` run by HOME's helper: its exit status, with its stdout and stderr
     written here; None when no helper ran it (the caller runs the hook itself, and finds stdin
@@ -116,15 +131,9 @@ def relay(args: list[str]) -> int | None:
     home = os.environ.get("HOME") or "/home/scion"
     if not wanted(os.environ, home):
         return None
-    from sciontool_py.errors import SciontoolError
-    from sciontool_py.fastpath import HOOK_USAGE, HelpRequested, parse_args
-
-    try:
-        _, positional = parse_args(args, HOOK_USAGE, valued=("--event",))
-    except (HelpRequested, SciontoolError):
-        return None  # help, or an error the hook itself says
-    if positional[:1] in (["ask_user"], ["task_completed"]) or len(positional) > 1:
-        return None  # Scion's older status form (rare), or too many arguments: run here
+    positional = relayable(args)
+    if positional is None:
+        return None
     sock = connect(home)
     if sock is None:
         return None
@@ -148,12 +157,17 @@ def relay(args: list[str]) -> int | None:
         sock.close()
     if len(reply) != 3 or not reply[2].isdigit():
         raise Unrelayed(data, None)  # the helper declined (a folder it cannot enter) or died
+    return deliver(reply[0], reply[1], int(reply[2]))
+
+
+def deliver(out: bytes, err: bytes, code: int) -> int:
+    """Write what the helper's run of a hook wrote to sys.stdout and sys.stderr, as the hook
+    would have written them; its exit status (1 when stdout took too long to take the answer)."""
     from sciontool_py.console import write_stderr, write_stdout
     from sciontool_py.fastpath import RESPONSE_WAIT_SECONDS, error_line
 
-    code = int(reply[2])
-    errors = reply[1].decode("utf-8", "surrogateescape")
-    if reply[0] and not write_stdout(reply[0].decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
+    errors = err.decode("utf-8", "surrogateescape")
+    if out and not write_stdout(out.decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
         # One line, as the hook would say both: what it could not write, then the response.
         undelivered = f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
         said = errors.rstrip("\n")

@@ -14,9 +14,8 @@ anything and writes only what a hook writes.
 from __future__ import annotations
 
 import os
-import sys
 
-from sciontool_py import process, registry, relay
+from sciontool_py import process, registry, relay, relayed, shell_relay
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
     import _socket
     import socket
     from collections.abc import Callable
-
-    from sciontool_py.log.writer import AgentLog
 
 Process = tuple[int, int]
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
@@ -51,12 +48,12 @@ def watch(
     home: str,
     say_end: Callable[[Process, list[str]], None],
     held: int,
-    listener: _socket.socket | None,
-    serve: Callable[[_socket.socket], None],
+    servers: dict[int, Callable[[], None]],
+    stop: Callable[[], None],
 ) -> None:
-    """Wait for every target's exit, calling say_end for each, and serve each relayed hook, until
-    there is nothing to watch; then stop listening and release HELD, the watcher's lock, under
-    the state lock."""
+    """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
+    listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then
+    stop listening and release HELD, the watcher's lock, under the state lock."""
     import select
 
     from sciontool_py.fs import StateLock
@@ -82,8 +79,7 @@ def watch(
                 # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
                 with StateLock(home):
                     if not harness_exit.targets(home):
-                        if listener is not None:
-                            listener.close()  # a hook connecting now runs in its own process
+                        stop()  # a hook connecting now runs in its own process
                         os.close(held)
                         return
                 continue
@@ -91,11 +87,11 @@ def watch(
             by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
             for fd in by_fd:
                 poller.register(fd, select.POLLIN)  # readable once the process has exited
-            if listener is not None:
-                poller.register(listener.fileno(), select.POLLIN)
+            for fd in servers:
+                poller.register(fd, select.POLLIN)
             for fd, _ in poller.poll(harness_exit.RESCAN_SECONDS * 1000):
-                if listener is not None and fd == listener.fileno():
-                    serve(listener)
+                if fd in servers:
+                    servers[fd]()
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))
@@ -130,8 +126,15 @@ def serve(listener: _socket.socket, home: str) -> None:
             size = int.from_bytes(_read_exactly(conn, 8), "big")
             if size > REQUEST_LIMIT:
                 return
-            reply = run(home, client, relay.decode(_read_exactly(conn, size)))
-            conn.sendall(relay.encode(reply if reply is not None else [b"", b"", b"declined"]))
+            request = unpack(relay.decode(_read_exactly(conn, size)))
+            ran = None
+            if request is not None:
+                import io
+
+                cwd, args, environ, data = request
+                ran = relayed.run(home, client, cwd, args, environ, io.BytesIO(data))
+            reply = [b"", b"", b"declined"] if ran is None else [ran[0], ran[1], str(ran[2]).encode()]
+            conn.sendall(relay.encode(reply))
         except (OSError, ValueError):
             return  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
 
@@ -147,57 +150,15 @@ def _read_exactly(conn: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def run(home: str, client: int, request: list[bytes]) -> list[bytes] | None:
-    """The relayed hook, as its own process would have run it: [stdout, stderr, exit status]."""
+def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes] | None:
+    """A relayed request's folder, hook arguments, environment and stdin; None for what no relay
+    sends."""
     if len(request) != 5 or request[0] != b"hook1":
         return None
-    cwd, args, env, data = (
-        os.fsdecode(request[1]),
-        relay.decode(request[2]),
-        relay.decode(request[3]),
-        request[4],
-    )
-    found = process.stat(client)
+    env = relay.decode(request[3])
     environ = dict(os.fsdecode(item).partition("=")[::2] for item in env)
-    if (
-        found is None
-        or not cwd
-        or environ.get("HOME", "/home/scion") != home
-        or not relay.wanted(environ, home)
-    ):
-        return None
-    import io
-
-    from sciontool_py import fastpath
-
-    saved_env, saved_streams = dict(os.environ), (sys.stdin, sys.stdout, sys.stderr)
-    try:
-        saved_cwd = os.getcwd()
-        os.chdir(cwd)
-    except OSError:
-        return None
-    out, err = io.BytesIO(), io.BytesIO()
-    try:
-        os.environ.clear()
-        os.environ.update(environ)
-        sys.stdin = io.TextIOWrapper(io.BytesIO(data))
-        sys.stdout = io.TextIOWrapper(out, write_through=True)
-        sys.stderr = io.TextIOWrapper(err, write_through=True)
-        origin = found[2]  # the hook's parent: where its harness is looked for
-
-        def hook(args: list[str], log: AgentLog) -> None:
-            fastpath.hook_command(args, log, origin)
-
-        code = fastpath.guarded("hook", hook, [os.fsdecode(a) for a in args])
-        return [out.getvalue(), err.getvalue(), str(code).encode()]
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.environ.clear()
-        os.environ.update(saved_env)
-        try:
-            os.chdir(saved_cwd)
-        except OSError:
-            os.chdir("/")
+    args = [os.fsdecode(a) for a in relay.decode(request[2])]
+    return os.fsdecode(request[1]), args, environ, request[4]
 
 
 def main(argv: list[str]) -> int:
@@ -213,6 +174,18 @@ def main(argv: list[str]) -> int:
     dialect, dialect_file = options.get("--dialect"), options.get("--dialect-file")
     scion = registry.in_scion(home)
     listener = None if scion else listen(home)
+    shells = None if scion else shell_relay.listen(home)
+    servers: dict[int, Callable[[], None]] = {}
+    if listener is not None:
+        servers[listener.fileno()] = lambda: serve(listener, home)
+    if shells is not None:
+        servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home)
+
+    def stop() -> None:
+        if shells is not None:
+            shell_relay.withdraw(home, shells)
+        if listener is not None:
+            listener.close()
 
     def say_end(proc: Process, ends: list[str]) -> None:
         try:
@@ -225,8 +198,9 @@ def main(argv: list[str]) -> int:
             log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
 
     try:
-        watch(home, say_end, held, listener, lambda sock: serve(sock, home))
+        watch(home, say_end, held, servers, stop)
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
+        stop()
         os.close(held)
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1

@@ -24,10 +24,16 @@ class Scope:
     project: str | None  # the project folder; None means the user's settings
     command: str = DEFAULT_COMMAND  # what runs sciontool: a name on PATH or an absolute path
     force: bool = False
+    relay: str = ""  # what runs before it in a shell command line: the shell relay, or nothing
+
+    @property
+    def program(self) -> str:
+        """What a shell command line of the hooks starts with."""
+        return f"{self.relay} {self.command}" if self.relay else self.command
 
     def hook_command(self, dialect: str) -> str:
         """The hook as a shell command line (settings files)."""
-        return f"{self.command} hook --dialect={dialect}"
+        return f"{self.program} hook --dialect={dialect}"
 
     def hook_argv(self, dialect: str) -> list[str]:
         """The hook as a program and its arguments (Codex's notify, the opencode plugin)."""
@@ -115,7 +121,7 @@ class SettingsHarness(Harness):
         events = [e for e in routed_events(self.dialect, self.fired) if (e in self.unwired) != wired]
         commands = {e: self.command(scope, e) for e in events}
         entries = {e: self.entry(e, commands[e]) for e in events}
-        return HookSet(scope.command, entries, commands, self.command_key, self.root)
+        return HookSet(scope.program, entries, commands, self.command_key, self.root)
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))

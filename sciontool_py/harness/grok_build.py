@@ -35,7 +35,7 @@ class GrokBuild(SettingsHarness):
 
     def command(self, scope: Scope, event: str) -> str:
         if event in NAMED:
-            return f"{scope.command} hook {event} --dialect={self.dialect}"
+            return f"{scope.program} hook {event} --dialect={self.dialect}"
         return scope.hook_command(self.dialect)
 
     def entry(self, event: str, command: str) -> dict[str, object]:

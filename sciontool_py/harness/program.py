@@ -6,6 +6,10 @@ activated, a bare `sciontool` would fail every hook with `sciontool: not found`
 absolute path of the program running install whenever PATH (this one, the best
 guess at the harness's) does not find the name. A `--command` the user gives is
 written as given, with a warning when its program is not found either.
+
+On Linux, with bash, the shell command lines put the shell relay before it
+(sciontool_py/relay.bash, docs/receiver.md): a hook then costs the harness a
+bash start where the resident helper runs, instead of a Python start.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ def running_program() -> str:
     if os.path.basename(script).startswith(DEFAULT_COMMAND) and os.access(script, os.X_OK):
         return shlex.quote(os.path.abspath(script))
     return f"{shlex.quote(sys.executable)} -m sciontool_py"
+
+
+def relay_prefix() -> str:
+    """`BASH RELAY.BASH`, quoted, for the hooks' shell command lines; "" where the relay cannot
+    work (no /proc to hand the hook's streams over, no bash)."""
+    bash = shutil.which("bash")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "relay.bash")
+    if not sys.platform.startswith("linux") or bash is None or not os.path.isfile(script):
+        return ""
+    return f"{shlex.quote(os.path.abspath(bash))} {shlex.quote(os.path.normpath(script))}"
 
 
 def hook_program(command: str | None) -> tuple[str, str]:

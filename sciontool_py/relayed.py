@@ -1,0 +1,72 @@
+"""A relayed hook, run inside the resident helper as the hook's own process would have run it.
+
+Both relays end here: the hook process's (relay.py, over the HOME's unix
+socket) and the shell's (relay.bash, shell_relay.py). The hook runs in its
+folder and environment, on the stdin it was given, its harness looked for
+from its own parent; what it writes is kept for the relay to deliver.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sciontool_py import process, relay
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from sciontool_py.log.writer import AgentLog
+
+
+def runnable(home: str, client: int, cwd: str, environ: dict[str, str]) -> bool:
+    """Whether a hook of CLIENT's, in CWD and ENVIRON, is one this helper runs as it would run."""
+    return bool(
+        cwd
+        and process.stat(client) is not None
+        and environ.get("HOME", "/home/scion") == home
+        and relay.wanted(environ, home)
+    )
+
+
+def run(
+    home: str, client: int, cwd: str, args: list[str], environ: dict[str, str], stdin: BinaryIO
+) -> tuple[bytes, bytes, int] | None:
+    """The relayed hook, as its own process (CLIENT) would have run it: its stdout, stderr and
+    exit status; None when it cannot be run so (CLIENT gone, a folder it cannot enter)."""
+    found = process.stat(client)
+    if found is None or not runnable(home, client, cwd, environ):
+        return None
+    import io
+
+    from sciontool_py import fastpath
+
+    saved_env, saved_streams = dict(os.environ), (sys.stdin, sys.stdout, sys.stderr)
+    try:
+        saved_cwd = os.getcwd()
+        os.chdir(cwd)
+    except OSError:
+        return None
+    out, err = io.BytesIO(), io.BytesIO()
+    try:
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.stdin = io.TextIOWrapper(stdin)
+        sys.stdout = io.TextIOWrapper(out, write_through=True)
+        sys.stderr = io.TextIOWrapper(err, write_through=True)
+        origin = found[2]  # the hook's parent: where its harness is looked for
+
+        def hook(args: list[str], log: AgentLog) -> None:
+            fastpath.hook_command(args, log, origin)
+
+        code = fastpath.guarded("hook", hook, args)
+        return out.getvalue(), err.getvalue(), code
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        try:
+            os.chdir(saved_cwd)
+        except OSError:
+            os.chdir("/")
