@@ -39,6 +39,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "e2e"))
@@ -106,13 +107,15 @@ class BenchRun(Run):
     its recorder (so the harness runs the hook as a user's PATH finds it)."""
 
     variant: str = "off"
+    recorded: ClassVar[bool] = False  # the hooks are wired as install wires them, relay and all
 
     def sciontool(self, *args: str) -> str:
         if args[:2] != ("harness", "install"):
             return super().sciontool(*args)
         if self.variant == "none":
             return ""
-        return super().sciontool(*args, *(["--command", "true", "--no-relay"] if self.variant == "true" else []))
+        floor = ["--command", "true", "--no-relay"] if self.variant == "true" else []
+        return super().sciontool(*args, *floor)
 
     def env(self, bin_dir: Path | None = None, **extra: str) -> dict[str, str]:
         env = super().env(bin_dir, **extra)

@@ -29,20 +29,29 @@ def main() -> int:
 
 def record() -> int:
     data = sys.stdin.buffer.read()
-    real = os.environ["E2E_SCIONTOOL"]
+    real = [*_relay(), os.environ["E2E_SCIONTOOL"]]
     log_path = os.path.join(os.environ["HOME"], "agent.log")
     with open(os.environ["E2E_CALLS"], "a", encoding="utf-8") as out:
         if os.environ.get("E2E_SERIAL"):
             fcntl.flock(out, fcntl.LOCK_EX)
         logged = _size(log_path)
         began = time.time()
-        proc = subprocess.run([real, *sys.argv[1:]], input=data, capture_output=True)
+        proc = subprocess.run([*real, *sys.argv[1:]], input=data, capture_output=True)
         record = _record(data, proc, log_path, logged)
         record.update(t0=began, t1=time.time())
         sys.stdout.buffer.write(proc.stdout)
         fcntl.flock(out, fcntl.LOCK_EX)  # one whole line at a time
         out.write(json.dumps(record) + "\n")
     return proc.returncode
+
+
+def _relay() -> list[str]:
+    """The shell relay, as `harness install` puts it before sciontool in a shell hook."""
+    import shlex
+
+    from sciontool_py.harness.program import relay_prefix
+
+    return shlex.split(relay_prefix()) if sys.argv[1:2] == ["hook"] else []
 
 
 def _size(path: str) -> int:

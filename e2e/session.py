@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from fake_model import FakeModel, Reply, Script, tag
 from truth import Poller, Sample, Truth
@@ -47,6 +47,9 @@ class Run:
     home: Path = field(init=False)
     project: Path = field(init=False)
     calls: Path = field(init=False)
+    # The hooks run through the recorder, which then runs the shell relay as install would have
+    # wired it (install itself writes no relay, or the relay would bypass the recorder).
+    recorded: ClassVar[bool] = True
     marks: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -91,6 +94,8 @@ class Run:
         """The real CLI, as a user types it (with this run's HOME and sciontool on PATH: install
         then writes the bare name, which the harness's PATH finds as the recorder)."""
         real = Path(sys.executable).parent / "sciontool"
+        if self.recorded and args[:2] == ("harness", "install"):
+            args = (*args, "--no-relay")  # the recorder runs the relay itself, behind it
         env = {
             **os.environ,
             "HOME": str(self.home),
