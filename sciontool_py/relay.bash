@@ -20,11 +20,14 @@ if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/
 			printf '%s\n' "$token" 2>/dev/null >"/dev/tcp/127.0.0.1/$data"
 		else
 			# In the background, where a shell gives a job /dev/null for stdin: the envelope is on 4.
-			exec 4<&0
+			{ exec 4<&0; } 2>/dev/null
 			{ printf '%s\n' "$token" && exec cat <&4 4<&-; } 2>/dev/null >"/dev/tcp/127.0.0.1/$data" &
 		fi
-		if read -r -t 30 -u 3 proof code out err 2>/dev/null && [[ $proof == "$served" && $code == [01] &&
+		if read -r -t 30 -u 3 proof code out err open 2>/dev/null && [[ $proof == "$served" && $code == [01] &&
 			$out =~ ^[0-9]{1,9}$ && $err =~ ^[0-9]{1,9}$ ]]; then
+			if [[ $open == open && -n ${!-} ]]; then
+				kill "$!" 2>/dev/null # our cat, blocked on a stdin its harness never closes
+			fi
 			# Bytes, not characters; the hook writes no NUL, the one byte a shell cannot hold.
 			if ((out)) && LC_ALL=C IFS= read -r -d '' -N "$out" -t 5 -u 3 text; then
 				printf '%s' "$text"

@@ -16,7 +16,9 @@ only this user and root may). A turn, on the shell's connection:
     helper: SERVED ready PORT LF   it will run the hook (otherwise it closes);
                                    PORT (or "-": it reads no stdin) takes the envelope
     shell:  TOKEN LF + stdin, on a connection to PORT (or "go LF" here)
-    helper: SERVED STATUS OUT ERR LF, then OUT bytes of stdout and ERR of stderr
+    helper: SERVED STATUS OUT ERR [open] LF, then OUT bytes of stdout and ERR of stderr
+                                   ("open": the envelope came whole from a stdin never
+                                   closed, so the shell stops its cat, left waiting on it)
 
 Until the shell connects to PORT (or says go), it can still run the hook
 itself with stdin untouched, and does whenever the helper closes, declines or
@@ -37,7 +39,8 @@ ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid, the helper's tok
 PROTOCOL = b"relay1"
 HELLO_LIMIT = 1 << 20  # bytes: a hook's arguments, far past any real command line
 ENVIRON_LIMIT = 4 << 20  # bytes of /proc/PID/environ
-WAIT = 5.0  # seconds for each step the shell takes at once (its hello, its envelope's connection)
+HELLO_WAIT = 1.0  # seconds for the shell's hello: it sends it as soon as it connects
+WAIT = 5.0  # seconds for the shell's next steps (its go, its envelope's connection: a fork)
 
 
 class Shells:
@@ -102,7 +105,7 @@ def serve(shells: Shells, home: str) -> None:
     try:
         with conn:
             conn.setblocking(True)
-            conn.settimeout(WAIT)
+            conn.settimeout(HELLO_WAIT)
             _serve(conn, shells, home)
     except (OSError, ValueError):  # a timeout is an OSError
         return  # the shell is gone, or sent what relay.bash never sends
@@ -118,6 +121,7 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
     pid, argv = hello[1], hello[2]
     if "hook" not in argv or _owner(f"/proc/{pid}") != os.geteuid():
         return
+    conn.settimeout(WAIT)
     args = argv[argv.index("hook") + 1 :]
     positional = relay.relayable(args)
     cwd, environ = _cwd(pid), _environ(pid)
@@ -128,6 +132,7 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
         if _line(conn) != b"go":
             return  # the shell gave up waiting and runs the hook itself
         ran = relayed.run(home, pid, cwd, args, environ, io.BytesIO())
+        ended = True
     else:
         with _listener(1) as data:
             data.settimeout(WAIT)
@@ -140,11 +145,13 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
             stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
             with stream.makefile("rb", buffering=0) as envelope:
                 ran = relayed.run(home, pid, cwd, args, environ, envelope)  # type: ignore[arg-type]
+            ended = _ended(stream)
     if ran is None:  # its folder went away after the check
         ran = (b"", b"sciontool hook: the resident helper could not enter the hook's folder\n", 1)
     out, err, code = ran
     conn.settimeout(relay.REPLY_WAIT)
-    conn.sendall(b"%s %d %d %d\n%s%s" % (shells.served, 0 if code == 0 else 1, len(out), len(err), out, err))
+    status = b"%s %d %d %d" % (shells.served, 0 if code == 0 else 1, len(out), len(err))
+    conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
 
 
 def _hello(conn: socket.socket) -> tuple[bytes, int, list[str]] | None:
@@ -174,6 +181,18 @@ def _line(conn: socket.socket, limit: int = 16) -> bytes:
             break
         data += chunk
     return data.rstrip(b"\n")
+
+
+def _ended(stream: socket.socket) -> bool:
+    """Whether the shell's cat has sent all of stdin: False when the hook took an object from a
+    pipe the harness keeps open (receiver/stdin.py), where cat would wait on it for good."""
+    import socket
+
+    stream.setblocking(False)
+    try:
+        return stream.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
 
 
 def _owner(path: str) -> int | None:

@@ -346,3 +346,12 @@ def machine() -> Iterator[Machine]:
     if os.path.isdir("/home/scion"):
         pytest.skip("/home/scion exists: Scion's rule sends agent.log there")
     yield from new_machine()
+
+
+def wired(command: str) -> str:
+    """A hook's shell command line as `harness install` writes it: the shell relay before it, on
+    Linux with bash (sciontool_py/relay.bash)."""
+    from sciontool_py.harness.program import relay_prefix
+
+    relay = relay_prefix()
+    return f"{relay} {command}" if relay else command

@@ -23,6 +23,7 @@ from hostile_machine import RawServer, answer
 from sciontool_py import __version__
 from sciontool_py.dialect.load import packaged_dir
 from sciontool_py.doctor import hooks
+from sciontool_py.harness.program import relay_prefix
 
 TOKEN_SECRET = "sig-9f8e7d6c5b4a"
 BAD_YAML = "name: claude\nmappings: [unclosed\n"
@@ -82,13 +83,14 @@ def test_a_working_install_is_all_ok_and_writes_nothing(cli_here: CliHere, proje
     bin_dir = project.parent / "bin"
     assert lines(ran.stdout) == [
         f"ok    claude: wired in {settings} (15 hooks)",
+        *([f"ok    claude: the shell relay `{relay_prefix()}` is there"] if relay_prefix() else []),
         f"ok    claude: `sciontool` is {bin_dir}/sciontool (on the current PATH)",
         f"ok    claude: `sciontool --version` runs: sciontool {__version__}",
         f"ok    claude: dialect claude is valid ({packaged_dir()}/claude/dialect.yaml)",
         f"ok    state folder: {home} writable (a temp file written, synced and removed)",
         "ok    telemetry: off (SCION_TELEMETRY_ENABLED=false): the hook exports nothing",
         "ok    hub: none configured (SCION_HUB_ENDPOINT unset): the hook reports to no hub",
-        "7 checks, all ok",
+        f"{7 + bool(relay_prefix())} checks, all ok",
     ]
     assert sorted(p.name for p in home.iterdir()) == before  # the write test left nothing
 
@@ -97,6 +99,7 @@ def test_a_command_missing_from_path_fails_with_the_reinstall_fix(
     cli_here: CliHere, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install(cli_here, "claude", "--project", str(project))
+    relayed = bool(relay_prefix())  # found on the PATH install ran with
     empty = project.parent / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
@@ -108,7 +111,7 @@ def test_a_command_missing_from_path_fails_with_the_reinstall_fix(
         f"`{this} harness install claude --project {project} --command '{this}'`"
     ) in lines(ran.stdout)
     assert not any("--version" in line for line in lines(ran.stdout))  # nothing to run
-    assert lines(ran.stdout)[-1] == "6 checks, 1 failed"
+    assert lines(ran.stdout)[-1] == f"{6 + relayed} checks, 1 failed"
 
 
 def test_the_path_claudes_settings_set_is_the_one_checked(
@@ -486,7 +489,7 @@ def test_doctor_in_a_real_process_is_one_line_per_check_and_exit_1(agent: Agent,
     out = ran.stdout.decode()
     assert all(line.startswith(("ok    ", "FAIL  ")) for line in lines(out)[:-1])
     assert "FAIL  claude: `sciontool` is not on the current PATH" in out
-    assert lines(out)[-1] == "6 checks, 1 failed"
+    assert lines(out)[-1] == f"{6 + bool(relay_prefix())} checks, 1 failed"
     both = agent.run("doctor", "--project", str(project), "--user")
     assert (both.returncode, both.stdout) == (1, b"")
     assert both.stderr == b"sciontool doctor: --project and --user exclude each other\n"

@@ -48,7 +48,8 @@ for line in sys.stdin:
     print(json.dumps([done.returncode, done.stdout.decode(), done.stderr.decode()]), flush=True)
 """
 
-    def __init__(self, agent: Agent, tmp_path: Path, **env: str) -> None:
+    def __init__(self, agent: Agent, tmp_path: Path, prefix: list[str] = HOOK, **env: str) -> None:
+        self.prefix = prefix  # what each hook runs: the program, then `hook`
         script = tmp_path / "harness.py"
         script.write_text(self.SCRIPT)
         self.proc = subprocess.Popen(
@@ -63,7 +64,7 @@ for line in sys.stdin:
     def hook(self, envelope: dict[str, object] | str, *args: str) -> tuple[int, str, str]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         data = envelope if isinstance(envelope, str) else json.dumps(envelope)
-        self.proc.stdin.write(json.dumps([[*HOOK, *args], data]) + "\n")
+        self.proc.stdin.write(json.dumps([[*self.prefix, *args], data]) + "\n")
         self.proc.stdin.flush()
         code, out, err = json.loads(self.proc.stdout.readline())
         return code, out, err

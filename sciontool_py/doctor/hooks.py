@@ -28,6 +28,9 @@ def checks(wiring: Wiring, scope: Scope) -> Iterator[Check]:
     if len(programs) > MAX_CHECKED:
         text = f"its hooks run {len(programs)} different programs (the first {MAX_CHECKED} are checked)"
         yield failed(name, text, reinstall(name, scope))
+    relays = {tuple(h.relay): h for h in wiring.hooks if h.relay}
+    for hook in list(relays.values())[:MAX_CHECKED]:
+        yield relay_check(hook, wiring, scope)
     for hook in programs[:MAX_CHECKED]:
         found = resolve(hook, wiring, scope)
         yield found
@@ -51,6 +54,19 @@ def program(hook: Hook) -> str:
         return words[0]
     named = next((word for word in words if not _ASSIGNMENT.match(word)), words[0])
     return os.path.expandvars(os.path.expanduser(named))
+
+
+def relay_check(hook: Hook, wiring: Wiring, scope: Scope) -> Check:
+    """The shell relay before the program (docs/receiver.md): bash and its script are there (were
+    either gone, every hook would fail before sciontool starts)."""
+    name = wiring.harness.name
+    bash, script = hook.relay
+    if not (os.path.isfile(bash) and os.access(bash, os.X_OK)):
+        text = f"`{bash}` (the shell relay's bash) is not an executable file"
+        return failed(name, text, reinstall(name, scope))
+    if not os.path.isfile(script):
+        return failed(name, f"`{script}` (the shell relay) is not there", reinstall(name, scope))
+    return passed(name, f"the shell relay `{shlex.join(hook.relay)}` is there")
 
 
 def resolve(hook: Hook, wiring: Wiring, scope: Scope) -> Check:

@@ -41,6 +41,7 @@ class Hook:
     arguments: list[str]  # the words after `hook`
     shell: bool  # run by /bin/sh -c (a settings file's line), or exec'd as an argv
     prefix: str  # the program as written: the shell expands it as it stands
+    relay: list[str] = field(default_factory=list)  # `BASH RELAY.BASH` before it, when wired so
 
 
 @dataclass
@@ -203,7 +204,23 @@ def _hook(line: str, shell: bool) -> Hook | None:
     at = _hook_word(words)
     if at is None:
         return None
-    return Hook(words[:at], words[at + 1 :], shell, _written_prefix(line, words[:at]))
+    relay: list[str] = []
+    if at > 2 and os.path.basename(words[0]) == "bash" and os.path.basename(words[1]) == "relay.bash":
+        relay, words, at = words[:2], words[2:], at - 2  # install's shell relay (relay.bash)
+        line = _after(line, relay)
+    return Hook(words[:at], words[at + 1 :], shell, _written_prefix(line, words[:at]), relay)
+
+
+def _after(line: str, words: list[str]) -> str:
+    """The rest of LINE after its first words, as written."""
+    for at, char in enumerate(line):
+        if char.isspace():
+            try:
+                if shlex.split(line[:at]) == words:
+                    return line[at:].strip()
+            except ValueError:
+                continue
+    return line
 
 
 def _argv_hook(argv: list[str]) -> Hook | None:

@@ -24,7 +24,8 @@ class Agentino(Harness):
     def show(self, scope: Scope) -> str:
         events = routed_events(self.dialect, EVENTS)
         # agentino's contexts name no event: each command says which one it was registered for.
-        prefix = f"{scope.hook_command(self.dialect)} --event="
+        # The agent's own code holds it: no path into this install (the shell relay's) belongs there.
+        prefix = f"{scope.command} hook --dialect={self.dialect} --event="
         return (
             "# agentino (agentino-framework >= 1.1.1), in the agent's code; hooks is its HookManager.\n"
             "# In process, with sciontool-py installed beside agentino: all thirteen events, no subprocess.\n"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliHere
+from conftest import CliHere, wired
 
 from sciontool_py.dialect.discover import find_dialect
 
@@ -383,7 +383,7 @@ def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(
         assert hook == {
             "name": f"scion-{event}",
             "type": "command",
-            "command": "sciontool hook --dialect=gemini",
+            "command": wired("sciontool hook --dialect=gemini"),
             "timeout": 30000,
         }
         assert ("matcher" in group) == (event in ("BeforeTool", "AfterTool"))
@@ -398,7 +398,7 @@ def test_claude_matcher_only_on_tool_events(dirs: tuple[Path, Path], harness_her
     tool_events = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
     for event, [group] in hooks.items():
         assert group.get("matcher") == ("*" if event in tool_events else None)
-        assert group["hooks"] == [{"type": "command", "command": "sciontool hook --dialect=claude"}]
+        assert group["hooks"] == [{"type": "command", "command": wired("sciontool hook --dialect=claude")}]
 
 
 def test_a_hook_the_user_put_in_our_group_survives_uninstall(

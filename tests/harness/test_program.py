@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import HANG_BOUND, Agent
+from conftest import HANG_BOUND, Agent, wired
 
 VENV_BIN = Path(sys.executable).parent
 BARE_PATH = "/usr/bin:/bin"  # a harness's PATH without the venv
@@ -58,7 +58,7 @@ def test_a_program_path_does_not_find_writes_its_absolute_path_and_the_hook_runs
     project.mkdir()
     ran = install(agent, [str(tools / "sciontool")], BARE_PATH, project)
     program = shlex.quote(str(tools / "sciontool"))
-    assert written(project) == f"{program} hook --dialect=claude"
+    assert written(project) == wired(f"{program} hook --dialect=claude")
     assert ran.stdout.splitlines()[-1] == (
         f"note: `sciontool` is not on PATH, so the hooks run {program}; pass --command sciontool to "
         "write the bare name (for a harness whose PATH has it)"
@@ -74,7 +74,7 @@ def test_python_m_sciontool_py_not_on_path_writes_this_python_and_the_hook_runs(
     project = tmp_path / "project"
     project.mkdir()
     install(agent, [sys.executable, "-m", "sciontool_py"], BARE_PATH, project)
-    assert written(project) == f"{shlex.quote(sys.executable)} -m sciontool_py hook --dialect=claude"
+    assert written(project) == wired(f"{shlex.quote(sys.executable)} -m sciontool_py hook --dialect=claude")
     hook = fire(agent, written(project), BARE_PATH)
     assert hook.returncode == 0, hook.stderr
     assert json.loads((agent.home / "agent-info.json").read_text())["activity"] == "executing"
@@ -85,7 +85,7 @@ def test_sciontool_on_path_is_written_as_the_bare_name(agent: Agent, tmp_path: P
     project.mkdir()
     on_path = f"{VENV_BIN}{os.pathsep}{BARE_PATH}"
     ran = install(agent, [str(VENV_BIN / "sciontool")], on_path, project)
-    assert written(project) == "sciontool hook --dialect=claude"
+    assert written(project) == wired("sciontool hook --dialect=claude")
     assert "note: `sciontool`" not in ran.stdout
     assert fire(agent, written(project), on_path).returncode == 0
 
@@ -96,7 +96,7 @@ def test_a_bare_command_the_user_asks_for_is_written_with_a_warning_naming_comma
     project = tmp_path / "project"
     project.mkdir()
     ran = install(agent, [str(VENV_BIN / "sciontool")], BARE_PATH, project, "--command", "sciontool")
-    assert written(project) == "sciontool hook --dialect=claude"
+    assert written(project) == wired("sciontool hook --dialect=claude")
     assert ran.stdout.splitlines()[-1] == (
         "warning: `sciontool` is not on PATH: unless the harness's PATH has it, every hook fails with "
         f"`sciontool: not found`; pass --command with its absolute path (this one is "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CliHere
+from conftest import CliHere, wired
 
 from harness.test_merge import harness
 
@@ -50,7 +50,7 @@ def test_vibe_tables_join_the_users_hooks_vibe_reads_and_a_reinstall_rewrites_th
     parsed = tomllib.loads(text)["hooks"]
     assert parsed[0]["name"] == "lint"  # the user's stays first
     assert [(h["name"], h["type"], h["command"]) for h in parsed[1:]] == [
-        (f"sciontool-{t}", t, "/opt/v/sciontool hook --dialect=mistral-vibe")
+        (f"sciontool-{t}", t, wired("/opt/v/sciontool hook --dialect=mistral-vibe"))
         for t in ("pre_tool", "post_tool", "post_agent")
     ]
     # Ours follow the user's last [[hooks]] table, before [other]; no marker line any more.
@@ -98,7 +98,7 @@ def test_hermes_block_joins_the_users_hooks_mapping_as_hermes_reads_it(
     assert harness_here(tmp_path, "install", "hermes", "--user").returncode == 0
     data = yaml.safe_load(config.read_text())
     assert data["hooks"]["pre_verify"] == [{"command": "t.sh"}]
-    assert data["hooks"]["pre_tool_call"] == [{"command": "sciontool hook --dialect=hermes"}]
+    assert data["hooks"]["pre_tool_call"] == [{"command": wired("sciontool hook --dialect=hermes")}]
     assert data["terminal"] == {} and "# mine" in config.read_text()
 
 
@@ -110,7 +110,7 @@ def test_hermes_puts_ours_first_in_a_list_the_user_has_for_the_event(
     config.write_text("hooks:\n  pre_tool_call:\n    - matcher: terminal\n      command: ~/bin/guard.py\n")
     assert harness_here(tmp_path, "install", "hermes", "--user").returncode == 0
     assert yaml.safe_load(config.read_text())["hooks"]["pre_tool_call"] == [
-        {"command": "sciontool hook --dialect=hermes"},
+        {"command": wired("sciontool hook --dialect=hermes")},
         {"matcher": "terminal", "command": "~/bin/guard.py"},
     ]
 

@@ -1,0 +1,289 @@
+"""The shell relay (sciontool_py/relay.bash, shell_relay.py), with real processes: bash hands each
+hook to the HOME's resident over 127.0.0.1, and what the harness sees and the files say is what a
+hook in its own process gives. A hook whose program cannot even start (GONE) proves it was relayed;
+no helper, a stale or planted address, or a listener that cannot prove itself runs the hook as
+given, with its envelope sent nowhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import HANG_BOUND, Agent
+from standin import eventually, info, watchers
+from test_relay import HOOK, SESSION, Harness, claude, resident_runs
+
+from sciontool_py import shell_relay
+from sciontool_py.harness.program import relay_prefix
+
+SHELL = shlex.split(relay_prefix())
+GONE = ["/nonexistent/sciontool", "hook"]  # fails with 127 unless the helper ran the hook
+pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux and bash")
+
+
+def address(agent: Agent) -> list[str]:
+    try:
+        return (agent.home / shell_relay.ADDRESS).read_text().split()
+    except OSError:
+        return []
+
+
+@pytest.fixture
+def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
+    """A harness whose first hook (in its own process) started the HOME's resident, which now
+    listens for shells; each later hook goes through relay.bash to a program that cannot run."""
+    started = Harness(agent, tmp_path)
+    try:
+        started.hook(SESSION[0], "--dialect=claude")
+        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 4)
+        started.prefix = [*SHELL, *GONE]
+        yield started
+    finally:
+        started.close()
+
+
+def test_a_session_through_the_shell_writes_exactly_what_hooks_in_their_own_process_write(
+    agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    alone_home = tmp_path_factory.mktemp("alone")
+    results = {}
+    for mode, home in (("shell", agent.home), ("alone", alone_home)):
+        env = Agent(home, tmp_path / f"cache-{mode}")
+        first = Harness(env, tmp_path, SCIONTOOL_EXIT_WATCH="on" if mode == "shell" else "off")
+        try:
+            answers = [first.hook(SESSION[0], "--dialect=claude")]
+            if mode == "shell":
+                assert eventually(lambda: len(address(agent)) == 4)  # the first hook started it
+                first.prefix = [*SHELL, *GONE]
+            answers += [first.hook(e, "--dialect=claude") for e in SESSION[1:]]
+            lines = [line.split(" ", 1)[1] for line in env.log_lines]
+            results[mode] = (answers, info(home), lines, (home / "prompt.md").read_text())
+        finally:
+            first.close()
+    assert results["shell"] == results["alone"]
+    assert results["alone"][0] == [(0, "", "")] * len(SESSION)
+
+
+def test_the_response_the_error_and_the_status_come_back_byte_for_byte(agent: Agent, shell: Harness) -> None:
+    antigravity = {"toolCall": {"name": "run"}, "conversationId": "c1"}
+    assert shell.hook(antigravity, "--dialect=antigravity", "--event=PreToolUse") == (
+        0,
+        '{"decision":"allow"}\n',
+        "",
+    )
+    code, out, err = shell.hook('{"tool_name": "caf\u00e9', "--dialect=claude")
+    assert (code, out) == (1, "")
+    assert err.startswith("sciontool hook: envelope: invalid JSON") and err.count("\n") == 1
+    assert shell.hook("", "--dialect=claude")[0] == 0  # an empty stdin, as the hook takes it
+    assert shell.hook(SESSION[2], "--dialect=claude", "--help")[0] == 127  # help: the program's own
+
+
+def test_an_envelope_on_a_socket_as_node_harnesses_give_it_is_relayed_whole(
+    agent: Agent, shell: Harness
+) -> None:
+    """Claude Code and Gemini CLI give a hook unix sockets, not pipes, for stdin and stdout."""
+    output = "x" * (4 << 20)
+    envelope = json.dumps(claude("PostToolUse", tool_name="Bash", tool_use_id="t9", tool_response=output))
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        proc = subprocess.Popen(
+            [*SHELL, *GONE, "--dialect=claude"],
+            stdin=theirs,
+            stdout=theirs,
+            stderr=subprocess.PIPE,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+        theirs.close()
+        ours.sendall(envelope.encode())
+        ours.shutdown(socket.SHUT_WR)
+        _, err = proc.communicate(timeout=HANG_BOUND)
+    assert (proc.returncode, err) == (0, b"")
+    assert info(agent.home)["activity"] == "working"  # what a PostToolUse says
+    assert agent.log_lines[-1].endswith("Tool Bash completed")
+
+
+def test_no_helper_or_a_stale_or_planted_address_runs_the_hook_itself(agent: Agent, tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    target = tmp_path / "elsewhere"
+    target.write_text(f"1 {os.getpid()} a b\n")
+    plants = {
+        "none": None,
+        "a helper that is gone": f"1 {dead.pid} served token\n",
+        "garbage": "\x00\xff" * 1000,
+        "a huge line": "9" * (1 << 20),
+        "a symlink": target,
+        "a FIFO": "fifo",
+        "a folder": "folder",
+    }
+    path = agent.home / shell_relay.ADDRESS
+    for name, plant in plants.items():
+        path.parent.mkdir(exist_ok=True)
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+        if isinstance(plant, Path):
+            path.symlink_to(plant)
+        elif plant == "fifo":
+            os.mkfifo(path)
+        elif plant == "folder":
+            path.mkdir()
+        elif plant is not None:
+            path.write_text(plant)
+        began = time.monotonic()
+        done = subprocess.run(
+            [*SHELL, *HOOK, "--dialect=claude"],
+            input=json.dumps(claude("PreToolUse", tool_name=name)).encode(),
+            capture_output=True,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},
+            timeout=HANG_BOUND,
+        )
+        assert (done.returncode, done.stderr) == (0, b""), name
+        assert info(agent.home)["toolName"] == name  # the hook ran, in its own process
+        assert time.monotonic() - began < HANG_BOUND, name
+
+
+class Impostor:
+    """A listener on 127.0.0.1 that answers as a helper would, without the helper's token."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.data = socket.create_server(("127.0.0.1", 0))
+        self.got = b""
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        conn, _ = self.sock.accept()
+        with conn:
+            conn.settimeout(HANG_BOUND)
+            self.got += conn.recv(1 << 16)
+            port = self.data.getsockname()[1]
+            conn.sendall(b"forged ready %d\nforged 0 0 0\n" % port)
+            self.data.settimeout(2.0)
+            try:
+                stream, _ = self.data.accept()
+                with stream:
+                    self.got += stream.recv(1 << 20)
+            except OSError:
+                pass
+
+
+def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> None:
+    impostor = Impostor()
+    with impostor.sock, impostor.data:
+        path = agent.home / shell_relay.ADDRESS
+        path.parent.mkdir()
+        path.write_text(f"{impostor.sock.getsockname()[1]} {os.getpid()} served token\n")
+        done = subprocess.run(
+            [*SHELL, *HOOK, "--dialect=claude"],
+            input=json.dumps(claude("UserPromptSubmit", prompt="my secret plan")).encode(),
+            capture_output=True,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},
+            timeout=HANG_BOUND,
+        )
+        impostor.thread.join(HANG_BOUND)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert info(agent.home)["activity"] == "thinking"  # run by the hook itself
+    assert impostor.got.startswith(b"relay1\0token\0")  # the hello, and nothing of the envelope
+    assert b"secret" not in impostor.got
+
+
+def test_a_hello_without_the_token_or_a_stalled_one_gets_nothing_and_costs_the_next_hook_nothing(
+    agent: Agent, shell: Harness
+) -> None:
+    port = int(address(agent)[0])
+    hellos = [
+        b"relay1\0wrong\0%d\0002\0x\0hook\0" % os.getpid(),
+        b"relay2\0" + address(agent)[3].encode() + b"\0",
+        b"\0" * (2 << 20),
+        b"",  # connects and says nothing
+    ]
+    for hello in hellos:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_BOUND) as sock:
+            try:
+                sock.sendall(hello)
+                assert sock.recv(64) == b""  # closed: no `ready`, no token
+            except ConnectionResetError:
+                pass
+    assert shell.hook(SESSION[2], "--dialect=claude") == (0, "", "")
+    assert info(agent.home)["activity"] == "executing"
+
+
+def test_the_helper_takes_its_address_away_when_it_stops(agent: Agent, shell: Harness) -> None:
+    assert shell.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+    shell.close()  # the harness goes: the watcher says its end, and nothing is left to watch
+    assert eventually(lambda: not watchers(agent.home))
+    assert not (agent.home / shell_relay.ADDRESS).exists()
+    done = subprocess.run(
+        [*SHELL, *GONE, "--dialect=claude"],
+        input=json.dumps(SESSION[2]).encode(),
+        capture_output=True,
+        env=agent.env,
+        timeout=HANG_BOUND,
+    )
+    assert done.returncode == 127  # no helper: the shell ran the program it was given
+
+
+def test_install_wires_the_relay_and_no_relay_leaves_it_out(agent: Agent, tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+
+    def commands() -> list[str]:
+        hooks = json.loads(settings.read_text())["hooks"]
+        return [h["command"] for groups in hooks.values() for group in groups for h in group["hooks"]]
+
+    for extra, expected in (
+        ([], [*SHELL, "sciontool"]),
+        (["--no-relay"], ["sciontool"]),
+        ([], [*SHELL, "sciontool"]),
+    ):
+        done = agent.run(
+            "harness", "install", "claude", "--project", str(tmp_path), "--command", "sciontool", *extra
+        )
+        assert done.returncode == 0, done.stderr
+        assert {tuple(shlex.split(c)) for c in commands()} == {(*expected, "hook", "--dialect=claude")}
+    assert len(commands()) == len(json.loads(settings.read_text())["hooks"])  # one of ours per event
+
+
+def test_a_stdin_its_harness_never_closes_leaves_no_cat_waiting_on_it(agent: Agent, shell: Harness) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, json.dumps(SESSION[2]).encode())
+        proc = subprocess.Popen(
+            [*SHELL, *GONE, "--dialect=claude"],
+            stdin=read_end,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+        os.close(read_end)
+        _, err = proc.communicate(timeout=HANG_BOUND)
+        assert (proc.returncode, err) == (0, b"")  # the object, taken once the writer paused
+        assert info(agent.home)["activity"] == "executing"
+        pipe = os.readlink(f"/proc/self/fd/{write_end}")
+
+        def holders() -> list[str]:
+            found = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                if int(pid) == os.getpid():
+                    continue
+                try:
+                    fds = os.listdir(f"/proc/{pid}/fd")
+                    if any(os.readlink(f"/proc/{pid}/fd/{fd}") == pipe for fd in fds):
+                        found.append(pid)
+                except OSError:
+                    continue
+            return found
+
+        assert eventually(lambda: not holders())  # the shell's cat stopped, nothing else holds it
+    finally:
+        os.close(write_end)
