@@ -50,8 +50,7 @@ def run(
         return None
     out, err = io.BytesIO(), io.BytesIO()
     try:
-        os.environ.clear()
-        os.environ.update(environ)
+        _become(environ)
         sys.stdin = io.TextIOWrapper(stdin)
         sys.stdout = io.TextIOWrapper(out, write_through=True)
         sys.stderr = io.TextIOWrapper(err, write_through=True)
@@ -64,9 +63,18 @@ def run(
         return out.getvalue(), err.getvalue(), code
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.environ.clear()
-        os.environ.update(saved_env)
+        _become(saved_env)
         try:
             os.chdir(saved_cwd)
         except OSError:
             os.chdir("/")
+
+
+def _become(environ: dict[str, str]) -> None:
+    """Make os.environ ENVIRON, setting only what differs: hooks of one harness share nearly all
+    of it, and each putenv or unsetenv costs (0.4 ms a hook, of 2.2, for clear() and update())."""
+    for key in [key for key in os.environ if key not in environ]:
+        del os.environ[key]
+    for key, value in environ.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value

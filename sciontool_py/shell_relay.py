@@ -218,4 +218,4 @@ def _environ(pid: int) -> dict[str, str] | None:
     if len(data) > ENVIRON_LIMIT:
         return None
     items = (os.fsdecode(item).partition("=") for item in data.split(b"\0") if item)
-    return {name: value for name, _, value in items}
+    return {name: value for name, _, value in items if name}  # "=x": no variable a shell exports

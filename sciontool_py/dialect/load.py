@@ -242,6 +242,9 @@ def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
     finally:
         os.close(fd)
     key = content_key(data)
+    known = _LOADED.get(f"{key}|{path}")
+    if known is not None:
+        return _copy(known, path)
     if _packaged(path):
         found = _read_entry(os.path.dirname(os.path.realpath(path)), COMPILED_NAME, key, private=False)
         cache = False
@@ -254,7 +257,7 @@ def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
         raise found
     if found is not None:
         found.source = path
-        return found
+        return _remember(f"{key}|{path}", found)
     try:
         spec = _compile_text(_text(data, path), path)
     except DialectError as exc:
@@ -263,7 +266,30 @@ def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
         raise
     if cache and write_cache:
         _to_cache(path, {"key": key, "spec": spec.to_json()})
-    return spec
+    return _remember(f"{key}|{path}", spec)
+
+
+# Specs loaded in this process, by their file's content and path: the resident helper runs hook
+# after hook, and reading and decoding a compiled entry is a fifth of a relayed hook's work. A
+# changed file has another key; a handful of dialects at most, so a small bound.
+_LOADED: dict[str, DialectSpec] = {}
+_LOADED_LIMIT = 16
+
+
+def _remember(key: str, spec: DialectSpec) -> DialectSpec:
+    if len(_LOADED) >= _LOADED_LIMIT:
+        _LOADED.clear()
+    _LOADED[key] = spec
+    return _copy(spec, spec.source)
+
+
+def _copy(spec: DialectSpec, source: str) -> DialectSpec:
+    """A spec of its own for the caller (it may set source), sharing the read-only parts."""
+    own = DialectSpec.__new__(DialectSpec)
+    for slot in DialectSpec.__slots__:
+        setattr(own, slot, getattr(spec, slot))
+    own.source = source
+    return own
 
 
 def write_packaged_forms() -> list[str]:
