@@ -99,7 +99,18 @@ def test_the_folders_stack_in_layers() -> None:
 
 
 # What runs a command: the CLI, its fast path, and the processes that run commands for it.
-COMMANDS = {"__main__", "main", "cli", "fastpath", "relay", "relayed", "resident", "run", "shell_relay", "doctor"}
+COMMANDS = {
+    "__main__",
+    "main",
+    "cli",
+    "fastpath",
+    "relay",
+    "relayed",
+    "resident",
+    "run",
+    "shell_relay",
+    "doctor",
+}
 
 
 def test_nothing_below_the_commands_imports_them() -> None:
