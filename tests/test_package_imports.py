@@ -253,7 +253,8 @@ def fine(limits):
 # Known, each with its reason; anything new fails. Memos computed once and never flipped by a
 # caller are tolerated.
 KNOWN_STATE = {
-    "sciontool_py.dialect.load": {"_scanner"},  # a memo
+    # memos: the JSON scanner, and the specs loaded, by their file's content (the resident helper)
+    "sciontool_py.dialect.load": {"_scanner", "_LOADED"},
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
     "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
 }

@@ -275,3 +275,19 @@ def test_a_hook_in_a_removed_folder_is_declined_and_runs_by_itself(
         assert len(records(agent.home)) == 2
     finally:
         stand_in.close()
+
+
+def test_a_dialect_file_changed_between_relayed_hooks_is_read_anew(
+    agent: Agent, harness: Harness, tmp_path: Path
+) -> None:
+    """The resident keeps each dialect it loaded, by the file's content: an edit is the next hook's."""
+    from sciontool_py.dialect.load import packaged_dir
+
+    dialect = tmp_path / "mine.yaml"
+    shutil.copy(Path(packaged_dir()) / "claude" / "dialect.yaml", dialect)
+    assert harness.hook(SESSION[2], f"--dialect-file={dialect}") == (0, "", "")
+    assert info(agent.home)["activity"] == "executing"
+    dialect.write_text("dialect: mine\nmappings: [not, a, mapping]\n")
+    code, _, err = harness.hook(SESSION[3], f"--dialect-file={dialect}")
+    assert code == 1 and str(dialect) in err  # the edit, not the dialect loaded before it
+    assert info(agent.home)["activity"] == "executing"
