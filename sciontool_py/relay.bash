@@ -37,7 +37,7 @@ if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/
 			fi
 			exit "$code"
 		fi
-		printf 'sciontool hook: the resident helper took the hook but gave no exit status within 30 s\n' >&2
+		printf 'sciontool hook: the resident helper took the hook but gave no exit status (it stopped, or took over 30 s)\n' >&2
 		exit 1
 	fi
 	exec 3>&-

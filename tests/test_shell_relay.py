@@ -287,3 +287,42 @@ def test_a_stdin_its_harness_never_closes_leaves_no_cat_waiting_on_it(agent: Age
         assert eventually(lambda: not holders())  # the shell's cat stopped, nothing else holds it
     finally:
         os.close(write_end)
+
+
+def test_a_helper_gone_once_it_took_the_envelope_is_one_line_and_exit_1_never_a_second_run(
+    agent: Agent,
+) -> None:
+    """Past `ready` the event is the helper's: the shell must not run it again (GONE would say 127)."""
+    helper, data = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    got: list[bytes] = []
+
+    def dies_after_taking_it() -> None:
+        conn, _ = helper.accept()
+        with conn:
+            conn.recv(1 << 16)
+            conn.sendall(b"served ready %d\n" % data.getsockname()[1])
+            stream, _ = data.accept()
+            with stream:
+                got.append(stream.recv(1 << 16))
+        # gone: no status
+
+    thread = threading.Thread(target=dies_after_taking_it, daemon=True)
+    thread.start()
+    with helper, data:
+        path = agent.home / shell_relay.ADDRESS
+        path.parent.mkdir()
+        path.write_text(f"{helper.getsockname()[1]} {os.getpid()} served token\n")
+        done = subprocess.run(
+            [*SHELL, *GONE, "--dialect=claude"],
+            input=json.dumps(SESSION[2]).encode(),
+            capture_output=True,
+            env=agent.env,
+            timeout=HANG_BOUND,
+        )
+        thread.join(HANG_BOUND)
+    assert done.returncode == 1
+    assert done.stderr == (
+        b"sciontool hook: the resident helper took the hook but gave no exit status "
+        b"(it stopped, or took over 30 s)\n"
+    )
+    assert got and got[0].startswith(b"token\n")  # the shell's proof, then its envelope
