@@ -36,6 +36,19 @@ def address(agent: Agent) -> list[str]:
         return []
 
 
+def through_shell(
+    agent: Agent, program: list[str], envelope: object, **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    """One claude hook as install wires it: relay.bash, then PROGRAM (`... hook`)."""
+    return subprocess.run(
+        [*SHELL, *program, "--dialect=claude"],
+        input=json.dumps(envelope).encode(),
+        capture_output=True,
+        env={**agent.env, **env},
+        timeout=HANG_BOUND,
+    )
+
+
 @pytest.fixture
 def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook (in its own process) started the HOME's resident, which now
@@ -140,13 +153,7 @@ def test_no_helper_or_a_stale_or_planted_address_runs_the_hook_itself(agent: Age
         elif plant is not None:
             path.write_text(plant)
         began = time.monotonic()
-        done = subprocess.run(
-            [*SHELL, *HOOK, "--dialect=claude"],
-            input=json.dumps(claude("PreToolUse", tool_name=name)).encode(),
-            capture_output=True,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},
-            timeout=HANG_BOUND,
-        )
+        done = through_shell(agent, HOOK, claude("PreToolUse", tool_name=name), SCIONTOOL_EXIT_WATCH="off")
         assert (done.returncode, done.stderr) == (0, b""), name
         assert info(agent.home)["toolName"] == name  # the hook ran, in its own process
         assert time.monotonic() - began < HANG_BOUND, name
@@ -184,12 +191,8 @@ def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> N
         path = agent.home / shell_relay.ADDRESS
         path.parent.mkdir()
         path.write_text(f"{impostor.sock.getsockname()[1]} {os.getpid()} served token\n")
-        done = subprocess.run(
-            [*SHELL, *HOOK, "--dialect=claude"],
-            input=json.dumps(claude("UserPromptSubmit", prompt="my secret plan")).encode(),
-            capture_output=True,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},
-            timeout=HANG_BOUND,
+        done = through_shell(
+            agent, HOOK, claude("UserPromptSubmit", prompt="my secret plan"), SCIONTOOL_EXIT_WATCH="off"
         )
         impostor.thread.join(HANG_BOUND)
     assert (done.returncode, done.stderr) == (0, b"")
@@ -224,13 +227,7 @@ def test_the_helper_takes_its_address_away_when_it_stops(agent: Agent, shell: Ha
     shell.close()  # the harness goes: the watcher says its end, and nothing is left to watch
     assert eventually(lambda: not watchers(agent.home))
     assert not (agent.home / shell_relay.ADDRESS).exists()
-    done = subprocess.run(
-        [*SHELL, *GONE, "--dialect=claude"],
-        input=json.dumps(SESSION[2]).encode(),
-        capture_output=True,
-        env=agent.env,
-        timeout=HANG_BOUND,
-    )
+    done = through_shell(agent, GONE, SESSION[2])
     assert done.returncode == 127  # no helper: the shell ran the program it was given
 
 
@@ -312,13 +309,7 @@ def test_a_helper_gone_once_it_took_the_envelope_is_one_line_and_exit_1_never_a_
         path = agent.home / shell_relay.ADDRESS
         path.parent.mkdir()
         path.write_text(f"{helper.getsockname()[1]} {os.getpid()} served token\n")
-        done = subprocess.run(
-            [*SHELL, *GONE, "--dialect=claude"],
-            input=json.dumps(SESSION[2]).encode(),
-            capture_output=True,
-            env=agent.env,
-            timeout=HANG_BOUND,
-        )
+        done = through_shell(agent, GONE, SESSION[2])
         thread.join(HANG_BOUND)
     assert done.returncode == 1
     assert done.stderr == (
