@@ -207,7 +207,8 @@ def agents_watch(session: Session, harness: Harness) -> None:
     tui = harness.tui
     assert tui is not None and tui.question is not None
     tool = next(str(info["toolName"]) for _, info in harness.expected if "toolName" in info)
-    running = f"Running {tool}"[:20]  # the view's state column is 22 wide, cut with an ellipsis
+    # The view's state column is at most 18 wide (agents_view.table), cut with an ellipsis.
+    running = f"Running {tool}"[:17]
     screen = open_tui(session, tui.trusted, tui, "run a tool, then ask me")
     view = View(session, harness.name)
     session.tool_pid("w1")
