@@ -516,10 +516,12 @@ def main() -> int:
         # Telemetry on (the default) with a live OTLP/gRPC receiver: the hook spools the event and a
         # detached worker exports it; and with nothing listening on the port: one refused connect.
         receiver = GrpcReceiver()
+        envs: dict[str, dict[str, str]] = {}
         for name, port in (("live receiver", receiver.port), ("nothing listening", free_port())):
             telemetry_home = os.path.join(tmp, f"home-{port}")
             os.mkdir(telemetry_home)
             telemetry_env = {**env, "HOME": telemetry_home, "SCION_OTEL_GRPC_PORT": str(port)}
+            envs[name] = telemetry_env
             hooks.append(
                 Case(
                     f"hook core-agent tool-end, telemetry: {name}",
@@ -544,11 +546,7 @@ def main() -> int:
                     "hook core-agent tool-end, telemetry: live receiver, shell relay",
                     [*shell, SCIONTOOL, "hook", "--dialect=core-agent"],
                     json.dumps(CORE_AGENT["tool-end"]).encode(),
-                    {
-                        **env,
-                        "HOME": os.path.join(tmp, f"home-{receiver.port}"),
-                        "SCION_OTEL_GRPC_PORT": str(receiver.port),
-                    },
+                    envs["live receiver"],
                 )
             )
         hooks.append(

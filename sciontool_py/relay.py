@@ -157,17 +157,12 @@ def relay(args: list[str]) -> int | None:
         sock.close()
     if len(reply) != 3 or not reply[2].isdigit():
         raise Unrelayed(data, None)  # the helper declined (a folder it cannot enter) or died
-    return deliver(reply[0], reply[1], int(reply[2]))
-
-
-def deliver(out: bytes, err: bytes, code: int) -> int:
-    """Write what the helper's run of a hook wrote to sys.stdout and sys.stderr, as the hook
-    would have written them; its exit status (1 when stdout took too long to take the answer)."""
     from sciontool_py.console import write_stderr, write_stdout
     from sciontool_py.fastpath import RESPONSE_WAIT_SECONDS, error_line
 
-    errors = err.decode("utf-8", "surrogateescape")
-    if out and not write_stdout(out.decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
+    code = int(reply[2])
+    errors = reply[1].decode("utf-8", "surrogateescape")
+    if reply[0] and not write_stdout(reply[0].decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
         # One line, as the hook would say both: what it could not write, then the response.
         undelivered = f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
         said = errors.rstrip("\n")

@@ -20,14 +20,9 @@ if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 
 
-def runnable(home: str, client: int, cwd: str, environ: dict[str, str]) -> bool:
-    """Whether a hook of CLIENT's, in CWD and ENVIRON, is one this helper runs as it would run."""
-    return bool(
-        cwd
-        and process.stat(client) is not None
-        and environ.get("HOME", "/home/scion") == home
-        and relay.wanted(environ, home)
-    )
+def runnable(home: str, cwd: str, environ: dict[str, str]) -> bool:
+    """Whether a hook in CWD and ENVIRON is one this helper runs as it would run."""
+    return bool(cwd and environ.get("HOME", "/home/scion") == home and relay.wanted(environ, home))
 
 
 def run(
@@ -36,7 +31,7 @@ def run(
     """The relayed hook, as its own process (CLIENT) would have run it: its stdout, stderr and
     exit status; None when it cannot be run so (CLIENT gone, a folder it cannot enter)."""
     found = process.stat(client)
-    if found is None or not runnable(home, client, cwd, environ):
+    if found is None or not runnable(home, cwd, environ):
         return None
     import io
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py import fs, relay, relayed
+from sciontool_py import fs, process, relay, relayed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,8 +124,8 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
     conn.settimeout(WAIT)
     args = argv[argv.index("hook") + 1 :]
     positional = relay.relayable(args)
-    cwd, environ = _cwd(pid), _environ(pid)
-    if positional is None or environ is None or not relayed.runnable(home, pid, cwd, environ):
+    cwd, environ = process.cwd(pid), _environ(pid)
+    if positional is None or environ is None or not relayed.runnable(home, cwd, environ):
         return
     if positional and positional[0].lstrip().startswith("{"):  # Codex's notify: no stdin read
         conn.sendall(shells.served + b" ready -\n")
@@ -200,13 +200,6 @@ def _owner(path: str) -> int | None:
         return os.stat(path).st_uid
     except OSError:
         return None
-
-
-def _cwd(pid: int) -> str:
-    try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return ""
 
 
 def _environ(pid: int) -> dict[str, str] | None:
