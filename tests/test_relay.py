@@ -11,7 +11,8 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -87,26 +88,34 @@ def resident_runs(agent: Agent) -> bool:
     return True
 
 
+@contextmanager
+def started(agent: Agent, tmp_path: Path, ready: Callable[[], bool]) -> Iterator[Harness]:
+    """A harness whose first hook started the HOME's resident, and READY once it does."""
+    harness = Harness(agent, tmp_path)
+    try:
+        harness.hook(SESSION[0], "--dialect=claude")
+        assert eventually(ready)
+        yield harness
+    finally:
+        harness.close()
+
+
 @pytest.fixture
 def harness(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook started the HOME's resident, which now listens."""
-    started = Harness(agent, tmp_path)
-    try:
-        started.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent))
-        yield started
-    finally:
-        started.close()
+    with started(agent, tmp_path, lambda: resident_runs(agent)) as ready:
+        yield ready
 
 
 def log_messages(agent: Agent) -> list[str]:
     return [line.split(" ", 1)[1] for line in agent.log_lines]
 
 
-def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
-    agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+def session_both_ways(
+    agent: Agent, tmp_path: Path, alone_home: Path, relayed: Callable[[Harness], None]
 ) -> None:
-    alone_home = tmp_path_factory.mktemp("alone")
+    """SESSION by hooks relayed (in AGENT's HOME, RELAYED readying the harness after the first
+    hook) and by hooks in their own processes (ALONE_HOME): the answers and the files are the same."""
     results = {}
     for mode, home in (("relayed", agent.home), ("alone", alone_home)):
         agent_env = Agent(home, tmp_path / f"cache-{mode}")
@@ -114,13 +123,22 @@ def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
         try:
             first = harness.hook(SESSION[0], "--dialect=claude")
             if mode == "relayed":
-                assert eventually(lambda: resident_runs(agent))  # started by the first hook
+                relayed(harness)  # the resident the first hook started
             answers = [first] + [harness.hook(e, "--dialect=claude") for e in SESSION[1:]]
             results[mode] = (answers, info(home), log_messages(agent_env), (home / "prompt.md").read_text())
         finally:
             harness.close()
     assert results["relayed"] == results["alone"]
     assert results["alone"][0] == [(0, "", "")] * len(SESSION)
+
+
+def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
+    agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    def relayed(_: Harness) -> None:
+        assert eventually(lambda: resident_runs(agent))  # it listens: the next hooks are relayed
+
+    session_both_ways(agent, tmp_path, tmp_path_factory.mktemp("alone"), relayed)
 
 
 def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Agent, harness: Harness) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent
 from standin import eventually, info, watchers
-from test_relay import HOOK, SESSION, Harness, claude, resident_runs
+from test_relay import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 
 from sciontool_py import shell_relay
 from sciontool_py.harness.program import relay_prefix
@@ -53,36 +53,19 @@ def through_shell(
 def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook (in its own process) started the HOME's resident, which now
     listens for shells; each later hook goes through relay.bash to a program that cannot run."""
-    started = Harness(agent, tmp_path)
-    try:
-        started.hook(SESSION[0], "--dialect=claude")
-        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 4)
-        started.prefix = [*SHELL, *GONE]
-        yield started
-    finally:
-        started.close()
+    with started(agent, tmp_path, lambda: resident_runs(agent) and len(address(agent)) == 4) as ready:
+        ready.prefix = [*SHELL, *GONE]
+        yield ready
 
 
 def test_a_session_through_the_shell_writes_exactly_what_hooks_in_their_own_process_write(
     agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    alone_home = tmp_path_factory.mktemp("alone")
-    results = {}
-    for mode, home in (("shell", agent.home), ("alone", alone_home)):
-        env = Agent(home, tmp_path / f"cache-{mode}")
-        first = Harness(env, tmp_path, SCIONTOOL_EXIT_WATCH="on" if mode == "shell" else "off")
-        try:
-            answers = [first.hook(SESSION[0], "--dialect=claude")]
-            if mode == "shell":
-                assert eventually(lambda: len(address(agent)) == 4)  # the first hook started it
-                first.prefix = [*SHELL, *GONE]
-            answers += [first.hook(e, "--dialect=claude") for e in SESSION[1:]]
-            lines = [line.split(" ", 1)[1] for line in env.log_lines]
-            results[mode] = (answers, info(home), lines, (home / "prompt.md").read_text())
-        finally:
-            first.close()
-    assert results["shell"] == results["alone"]
-    assert results["alone"][0] == [(0, "", "")] * len(SESSION)
+    def through_the_shell(harness: Harness) -> None:
+        assert eventually(lambda: len(address(agent)) == 4)  # the first hook started it
+        harness.prefix = [*SHELL, *GONE]
+
+    session_both_ways(agent, tmp_path, tmp_path_factory.mktemp("alone"), through_the_shell)
 
 
 def test_the_response_the_error_and_the_status_come_back_byte_for_byte(agent: Agent, shell: Harness) -> None:
