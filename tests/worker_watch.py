@@ -36,6 +36,7 @@ class Worker:
         self.seconds = float(found["seconds"])  # type: ignore[arg-type]  # from the hook's exit to its end
         self.peak_kib = int(found["peak_kib"])  # type: ignore[call-overload]  # VmHWM and ru_maxrss, the larger
         self.environment: list[str] = list(found["environment"])  # type: ignore[call-overload]
+        self.policy = int(found["policy"])  # type: ignore[call-overload]  # its scheduling policy
         self.killed = bool(found["killed"])
         self.status = int(found["status"])  # type: ignore[call-overload]
 
@@ -129,6 +130,13 @@ def _environment(pid: int) -> list[str] | None:
     return sorted(item.split(b"=", 1)[0].decode(errors="replace") for item in data.split(b"\0") if item)
 
 
+def _policy(pid: int) -> int | None:
+    try:
+        return os.sched_getscheduler(pid)
+    except OSError:
+        return None  # ended meanwhile
+
+
 def main(spec: dict[str, object]) -> dict[str, object]:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -151,6 +159,9 @@ def main(spec: dict[str, object]) -> dict[str, object]:
             entry = seen.setdefault(pid, {"pid": pid, "environment": None, "hwm": 0, "killed": False})
             if entry["environment"] is None:
                 entry["environment"] = _environment(pid)
+            # Sampled to its end: it sets its own policy as its first step.
+            if (policy := _policy(pid)) is not None:
+                entry["policy"] = policy
             entry["hwm"] = max(int(entry["hwm"]), _status_kib(pid, "VmHWM"))  # type: ignore[call-overload]
             if time.monotonic() - hook_exit > limit and not entry["killed"]:
                 os.kill(pid, signal.SIGKILL)
@@ -161,6 +172,7 @@ def main(spec: dict[str, object]) -> dict[str, object]:
             break
         if pid:
             entry = seen.setdefault(pid, {"pid": pid, "environment": None, "hwm": 0, "killed": False})
+            entry.setdefault("policy", -1)  # ended before it was seen
             entry.update(
                 seconds=time.monotonic() - hook_exit,
                 status=status,

@@ -43,6 +43,12 @@ _PASSED = frozenset(
 # -c rather than -m: -m would put the harness's working folder (which the model writes) first
 # on sys.path. The package's own parent goes there instead.
 _BOOT = "import sys; sys.path[0] = {parent!r}\nfrom {module} import main\nsys.exit(main(sys.argv[1:]))"
+# posix_spawn cannot set it (glibc takes only SCHED_OTHER, FIFO and RR there), so the process
+# does, first; not Linux (no SCHED_IDLE): it keeps the hook's priority.
+_IDLE = (
+    "import os\ntry: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "except (AttributeError, OSError): pass\n"
+)
 
 
 def listening(host: str, port: int) -> bool:
@@ -70,16 +76,19 @@ def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
         args.append("--drain")
     if reports:
         args.append("--reports")
-    return start_detached("sciontool_py.telemetry.worker", args, drain_fd)
+    return start_detached("sciontool_py.telemetry.worker", args, drain_fd, idle=True)
 
 
-def start_detached(module: str, args: list[str], handed_fd: int | None = None) -> int:
+def start_detached(module: str, args: list[str], handed_fd: int | None = None, idle: bool = False) -> int:
     """Run MODULE's main(ARGS) in a new session with /dev/null as stdio; its pid.
 
-    handed_fd: a descriptor the process finds as its fd 3 (WORKER_FD).
+    handed_fd: a descriptor the process finds as its fd 3 (WORKER_FD). idle: it runs only on a
+    CPU nothing else wants (Linux's SCHED_IDLE, set before MODULE loads): on two cores the
+    worker's OpenTelemetry import and export would otherwise take the CPU from the harness.
     """
     parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    argv = [sys.executable, "-c", _BOOT.format(parent=parent, module=module), *args]
+    boot = (_IDLE if idle else "") + _BOOT.format(parent=parent, module=module)
+    argv = [sys.executable, "-c", boot, *args]
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),

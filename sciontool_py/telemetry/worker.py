@@ -3,8 +3,9 @@
 `--reports`: send the session-metrics reports waiting for a sender (hub
 rules as for status updates: no redirect, one deadline, the token never
 printed, a failure one ERROR line).  `--drain`: fd 3 is the spool folder,
-locked by the hook for this process; export every record in time order,
-keep going while hooks add more, and stay a moment (LINGER_SECONDS) for a
+locked by the hook for this process; once the burst of hooks that started
+it has passed (QUIET_SECONDS without a new record), export every record in
+time order, keep going while hooks add more, and stay a moment (LINGER_SECONDS) for a
 burst's next event before letting go of the lock.  On the way out it
 unlocks, then looks once more: a record a hook added after its last look
 (while the lock kept that hook from starting another worker) is taken up
@@ -37,6 +38,8 @@ from sciontool_py.telemetry.pairing import OpenSpans
 
 LINGER_SECONDS = 1.0
 POLL_SECONDS = 0.02
+QUIET_SECONDS = 1.0  # no record added for this long: the burst of hooks that started it is over
+SETTLE_LIMIT_SECONDS = 5.0  # the longest a burst may hold the first export back
 BATCH = 256  # records per export
 BATCH_BYTES = 2 << 20  # spool bytes per export (a record may be 1 MiB; a receiver takes 4 MiB a request)
 TYPE_CHECKING = False
@@ -98,6 +101,7 @@ class Drainer:
 
     def run(self) -> None:
         spool.sweep_temp_files(self.home, self.fd, time.time())
+        self.settle()
         idle_since = time.monotonic()
         while True:
             dropped, names = spool.trim(self.fd, self.waiting())
@@ -113,6 +117,20 @@ class Drainer:
                 break
         if self.pipeline is not None:
             self.pipeline.shutdown()
+
+    def settle(self) -> None:
+        """Wait for the burst of hooks that started this worker to pass (SETTLE_LIMIT_SECONDS at
+        most): loading the SDK is most of the worker's CPU, and a harness firing hook after hook
+        (a fast model, tool after tool) needs the CPU then. A record added or taken changes the
+        spool folder's mtime: one fstat a poll, however large the spool."""
+        started = quiet_since = time.monotonic()
+        mark = os.fstat(self.fd).st_mtime_ns
+        while (
+            now := time.monotonic()
+        ) - quiet_since < QUIET_SECONDS and now - started < SETTLE_LIMIT_SECONDS:
+            time.sleep(POLL_SECONDS)
+            if (changed := os.fstat(self.fd).st_mtime_ns) != mark:
+                mark, quiet_since = changed, time.monotonic()
 
     def let_go(self) -> bool:
         """Unlock; True when records came after all and this process took the lock back."""

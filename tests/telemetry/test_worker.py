@@ -14,6 +14,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from otlp import GrpcReceiver, HttpReceiver
 from worker_watch import Watched, watch
 
 from sciontool_py.telemetry import credentials, spool
+from sciontool_py.telemetry.worker import SETTLE_LIMIT_SECONDS
 
 WORKER_SECONDS = 25.0  # the worker's own bound is under 5 s; the rest is a loaded 2-core machine
 MEMORY_KIB = 150 * 1024  # the worker with the SDK and an exporter peaks near 40 MiB (measured: 36 to 48)
@@ -455,6 +457,46 @@ def test_the_worker_gets_only_the_environment_it_reads(agent: Agent, receiver: H
     assert not names & set(harness), names
     assert {"HOME", "PATH", "SCION_AGENT_ID", "OTEL_EXPORTER_OTLP_ENDPOINT", "https_proxy"} <= names
     receiver.wait_for(lambda: len(receiver.logs()) == 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_the_worker_runs_only_on_an_idle_cpu_and_still_exports(agent: Agent, receiver: HttpReceiver) -> None:
+    # The harness it follows keeps the CPU: the worker's policy is SCHED_IDLE from its start.
+    watched = watch(NOTE, http_env(agent, url(receiver)))
+    finished(watched)
+    assert watched.worker.policy == os.SCHED_IDLE
+    receiver.wait_for(lambda: len(receiver.logs()) == 1)
+
+
+def test_a_burst_of_hooks_holds_the_first_export_back_five_seconds_at_most(
+    agent: Agent, receiver: HttpReceiver
+) -> None:
+    # Hooks that keep adding to the spool (here, a file made and removed every 50 ms: what a
+    # record's arrival does to the folder) hold the SDK's load back, but not for good.
+    folder = spool_folder(agent)
+    stop = threading.Event()
+    exported_at_3s: list[int] = []
+
+    def busy() -> None:
+        started = time.monotonic()
+        while not stop.is_set():
+            (folder / ".busy").touch()
+            (folder / ".busy").unlink()
+            if not exported_at_3s and time.monotonic() - started > 3:
+                exported_at_3s.append(len(receiver.logs()))
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=busy)
+    thread.start()
+    try:
+        watched = watch(NOTE, http_env(agent, url(receiver)))
+    finally:
+        stop.set()
+        thread.join()
+    finished(watched)
+    assert exported_at_3s == [0]
+    assert watched.worker.seconds >= SETTLE_LIMIT_SECONDS
+    assert messages(receiver) == ["from the hook"]  # exported while the burst went on
 
 
 def test_a_redirect_is_not_a_successful_export(agent: Agent, receiver: HttpReceiver) -> None:
