@@ -136,6 +136,7 @@ def relay(args: list[str]) -> int | None:
         return None
     sock = connect(home)
     if sock is None:
+        _start_helper(home)
         return None
     try:
         try:
@@ -172,6 +173,18 @@ def relay(args: list[str]) -> int | None:
     if errors:
         write_stderr(errors, 1.0)
     return code
+
+
+def _start_helper(home: str) -> None:
+    """No helper answers: start HOME's now, to be up for the harness's next hook while this one
+    runs in its own process (started once this hook answered, it came a hook later: Codex fires
+    its second before a helper could listen)."""
+    from sciontool_py import process
+    from sciontool_py.receiver import harness_exit
+
+    found = process.stat(os.getpid())
+    if found is not None:
+        harness_exit.start(home, starter=(os.getpid(), found[3]))  # a failure: this hook's ensure() says it
 
 
 def _cwd() -> str:

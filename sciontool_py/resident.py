@@ -27,6 +27,19 @@ if TYPE_CHECKING:
 Process = tuple[int, int]
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
+# What serving a hook loads, loaded once the sockets listen (before, a hook arriving would run in
+# a process of its own; after, it waits for less than a Python start): the first relayed hook
+# then finds it all here.
+PRELOADED = (
+    "hmac",
+    "socket",
+    "sciontool_py.fastpath",
+    "sciontool_py.receiver.hook",
+    "sciontool_py.receiver.stdin",
+    "sciontool_py.receiver.handlers.truth",
+    "sciontool_py.telemetry.launch",
+    "sciontool_py.telemetry.spool",
+)
 
 
 def listen(home: str) -> _socket.socket | None:
@@ -50,17 +63,23 @@ def watch(
     held: int,
     servers: dict[int, Callable[[], None]],
     stop: Callable[[], None],
+    starter: Process | None = None,
 ) -> None:
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
-    listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then
-    stop listening and release HELD, the watcher's lock, under the state lock."""
+    listening socket's fd -> what takes one of its hooks), until there is nothing to watch and
+    STARTER (the hook that started this process before its own work) has exited; then stop
+    listening and release HELD, the watcher's lock, under the state lock."""
     import select
 
     from sciontool_py.fs import StateLock
 
     fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
+    # The starter's pidfd (-1: no pidfds, its liveness checked each rescan); None once it is gone.
+    started_by = None if starter is None else process.open_pidfd(starter)
     try:
         while True:
+            if started_by == -1 and starter is not None and not process.alive(starter):
+                started_by = None
             current = harness_exit.targets(home)
             for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
                 _close(fds.pop(proc))
@@ -74,7 +93,7 @@ def watch(
             for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
                 fds.pop(proc)
                 say_end(proc, current[proc])
-            if not fds:
+            if not fds and started_by is None:
                 # A hook adds an agent under the state lock, then calls ensure(): released inside
                 # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
                 with StateLock(home):
@@ -89,9 +108,15 @@ def watch(
                 poller.register(fd, select.POLLIN)  # readable once the process has exited
             for fd in servers:
                 poller.register(fd, select.POLLIN)
+            if started_by is not None and started_by >= 0:
+                poller.register(started_by, select.POLLIN)
             for fd, _ in poller.poll(harness_exit.RESCAN_SECONDS * 1000):
                 if fd in servers:
                     servers[fd]()
+                    continue
+                if fd == started_by:
+                    os.close(fd)
+                    started_by = None  # its agent, if it added one, is among the targets now
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))
@@ -99,6 +124,8 @@ def watch(
     finally:
         for fd in fds.values():
             _close(fd)
+        if started_by is not None:
+            _close(started_by)
 
 
 def _close(fd: int) -> None:
@@ -162,7 +189,8 @@ def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes]
 
 
 def main(argv: list[str]) -> int:
-    """The resident process: --home, and --dialect or --dialect-file (for Scion-mode session ends)."""
+    """The resident process: --home, --dialect or --dialect-file (for Scion-mode session ends), and
+    --starter PID:START (the hook it stays up for, harness_exit.start)."""
     options = dict(zip(argv[::2], argv[1::2], strict=True))
     home = options["--home"]
     held = harness_exit.take_lock(home)
@@ -180,6 +208,9 @@ def main(argv: list[str]) -> int:
         servers[listener.fileno()] = lambda: serve(listener, home)
     if shells is not None:
         servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home)
+    if servers:
+        for module in PRELOADED:
+            __import__(module)
 
     def stop() -> None:
         if shells is not None:
@@ -197,8 +228,12 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # one agent's end must not cost the others their watcher
             log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
 
+    starter = None
+    if "--starter" in options:
+        pid, _, start = options["--starter"].partition(":")
+        starter = (int(pid), int(start))
     try:
-        watch(home, say_end, held, servers, stop)
+        watch(home, say_end, held, servers, stop, starter)
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         stop()
         os.close(held)

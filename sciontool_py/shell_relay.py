@@ -14,7 +14,9 @@ only this user and root may). A turn, on the shell's connection:
 
     shell:  relay1 NUL TOKEN NUL PID NUL N NUL ARG NUL ... (its N arguments)
     helper: SERVED ready PORT LF   it will run the hook (otherwise it closes);
-                                   PORT (or "-": it reads no stdin) takes the envelope
+                                   PORT takes the envelope; "-": none goes over TCP (Codex's
+                                   notify reads no stdin; a pipe the helper opens itself,
+                                   through /proc/PID/fd/0)
     shell:  TOKEN LF + stdin, on a connection to PORT (or "go LF" here)
     helper: SERVED STATUS OUT ERR [open] LF, then OUT bytes of stdout and ERR of stderr
                                    ("open": the envelope came whole from a stdin never
@@ -33,6 +35,7 @@ from sciontool_py import fs, process, relay, relayed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _socket
     import socket
 
 ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid, the helper's token, the shell's
@@ -46,7 +49,7 @@ WAIT = 5.0  # seconds for the shell's next steps (its go, its envelope's connect
 class Shells:
     """The listening socket, and the tokens written beside its port."""
 
-    def __init__(self, sock: socket.socket, served: bytes, token: bytes) -> None:
+    def __init__(self, sock: _socket.socket, served: bytes, token: bytes) -> None:
         self.sock = sock
         self.served = served  # the helper's token: what proves the answer is its own
         self.token = token  # the shell's: what proves the hello came from this user
@@ -54,16 +57,20 @@ class Shells:
 
 def listen(home: str) -> Shells | None:
     """Listen on 127.0.0.1 and say where in HOME's address file; None where either fails
-    (the shells then run their hooks themselves)."""
-    import secrets
+    (the shells then run their hooks themselves). Through the C `_socket` module, and tokens
+    from os.urandom: `socket` and `secrets` would cost a helper 17 ms before its first hook."""
+    import _socket
 
     if not os.path.isdir(f"/proc/{os.getpid()}"):
         return None  # no /proc (macOS): no shell's folder and environment to run its hook in
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     try:
-        sock = _listener(64)
-        served, token = secrets.token_hex(16), secrets.token_hex(16)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        served, token = os.urandom(16).hex(), os.urandom(16).hex()
         port = sock.getsockname()[1]
     except OSError:
+        sock.close()
         return None
     try:
         fs.write_atomic(home, ADDRESS, f"{port} {os.getpid()} {served} {token}\n", mode=0o600, sync=False)
@@ -73,13 +80,14 @@ def listen(home: str) -> Shells | None:
     return Shells(sock, served.encode(), token.encode())
 
 
-def _listener(backlog: int) -> socket.socket:
+def _listener() -> socket.socket:
+    """A one-off port on 127.0.0.1 for one hook's envelope."""
     import socket
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.bind(("127.0.0.1", 0))
-        sock.listen(backlog)
+        sock.listen(1)
     except OSError:
         sock.close()
         raise
@@ -97,11 +105,14 @@ def withdraw(home: str, shells: Shells) -> None:
 
 def serve(shells: Shells, home: str) -> None:
     """Take one shell's hook: run it and answer, or close before `ready` (the shell runs it)."""
+    import socket
+
     try:
         shells.sock.setblocking(False)
-        conn, _ = shells.sock.accept()
+        fd, _ = shells.sock._accept()  # type: ignore[attr-defined]
     except OSError:
         return  # it gave up meanwhile
+    conn = socket.socket(fileno=fd)
     try:
         with conn:
             conn.setblocking(True)
@@ -127,14 +138,17 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
     cwd, environ = process.cwd(pid), _environ(pid)
     if positional is None or environ is None or not relayed.runnable(home, cwd, environ):
         return
-    if positional and positional[0].lstrip().startswith("{"):  # Codex's notify: no stdin read
-        conn.sendall(shells.served + b" ready -\n")
-        if _line(conn) != b"go":
-            return  # the shell gave up waiting and runs the hook itself
-        ran = relayed.run(home, pid, cwd, args, environ, io.BytesIO())
-        ended = True
+    notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's: no stdin read
+    piped = None if notify else _piped_stdin(pid)
+    if notify or piped is not None:
+        with io.BytesIO() if piped is None else open(piped, "rb", buffering=0) as envelope:
+            conn.sendall(shells.served + b" ready -\n")
+            if _line(conn) != b"go":
+                return  # the shell gave up waiting and runs the hook itself, its stdin untouched
+            ran = relayed.run(home, pid, cwd, args, environ, envelope)
+        ended = True  # no cat: the shell has nothing to stop
     else:
-        with _listener(1) as data:
+        with _listener() as data:
             data.settimeout(WAIT)
             conn.sendall(shells.served + b" ready %d\n" % data.getsockname()[1])
             stream, _ = data.accept()  # a timeout: the shell gave up, its stdin is its own
@@ -193,6 +207,26 @@ def _ended(stream: socket.socket) -> bool:
         return stream.recv(1, socket.MSG_PEEK) == b""
     except BlockingIOError:
         return False
+
+
+def _piped_stdin(pid: int) -> int | None:
+    """The shell's stdin opened anew when it is a pipe (Codex's, Python harnesses'): the helper
+    then reads the envelope from the pipe itself, with no cat and no second connection. None for
+    anything else, which the shell sends over a port: a unix socket (Node harnesses give those,
+    and a socket cannot be opened through /proc), a file, a terminal, /dev/null."""
+    import stat
+
+    try:
+        # Non-blocking: a pipe whose writer is gone opens at once all the same; no terminal
+        # becomes this process's.
+        fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    os.set_blocking(fd, True)  # this open file description only: the pipe's others keep theirs
+    return fd
 
 
 def _owner(path: str) -> int | None:

@@ -194,6 +194,46 @@ def test_each_hook_is_run_in_its_own_environment(agent: Agent, harness: Harness)
     assert counts[0] >= 1 and counts[1] == counts[0]  # debug lines for the first hook only
 
 
+RUNS_ONE_HOOK = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"  # a harness
+
+
+def test_the_first_hook_starts_the_helper_before_its_own_work_and_it_leaves_with_the_harness(
+    agent: Agent,
+) -> None:
+    """Started once the first hook answered, the helper came a hook late: Codex fires its second
+    as the first exits. Now it listens while the first still waits for its envelope."""
+    harness = subprocess.Popen(
+        [sys.executable, "-c", RUNS_ONE_HOOK, *HOOK, "--dialect=claude"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+    )
+    try:
+        assert eventually(lambda: resident_runs(agent))
+        assert harness.poll() is None  # the hook has not read its envelope yet
+        out, err = harness.communicate(json.dumps(SESSION[0]).encode(), timeout=HANG_BOUND)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+    assert (harness.returncode, out, err) == (0, b"", b"")
+    assert eventually(lambda: not watchers(agent.home))  # its harness gone, its end said
+    assert info(agent.home)["phase"] == "stopped"  # between turns: not a crash
+
+
+def test_a_hook_that_adds_no_agent_leaves_no_helper_behind(agent: Agent) -> None:
+    done = subprocess.run(
+        [*HOOK, "--dialect=claude"],
+        stdin=subprocess.DEVNULL,  # Scion's no-op: no envelope, no agent
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        timeout=HANG_BOUND,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert eventually(lambda: not watchers(agent.home))  # it stayed only while its starter ran
+
+
 def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
     agent: Agent, harness: Harness
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import threading
@@ -232,6 +233,39 @@ def test_install_wires_the_relay_and_no_relay_leaves_it_out(agent: Agent, tmp_pa
         assert done.returncode == 0, done.stderr
         assert {tuple(shlex.split(c)) for c in commands()} == {(*expected, "hook", "--dialect=claude")}
     assert len(commands()) == len(json.loads(settings.read_text())["hooks"])  # one of ours per event
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_an_envelope_on_a_pipe_is_read_by_the_helper_itself_and_the_shell_starts_nothing(
+    agent: Agent, shell: Harness, tmp_path: Path
+) -> None:
+    """Codex and Python harnesses give a hook a pipe: the helper opens it through /proc, so bash
+    forks no cat and makes one connection, where a socket (above) takes a cat and two."""
+    trace = tmp_path / "trace"
+    done = subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=execve,connect",
+            "-o",
+            str(trace),
+            *SHELL,
+            *GONE,
+            "--dialect=claude",
+        ],
+        input=json.dumps(SESSION[2]).encode(),
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        timeout=HANG_BOUND,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert info(agent.home)["activity"] == "executing"
+    lines = trace.read_text().splitlines()
+    started = [line for line in lines if "execve(" in line]
+    assert len(started) == 1 and "bash" in started[0], started  # bash alone: no cat, no hook process
+    assert len([line for line in lines if "connect(" in line and "AF_INET" in line]) == 1, lines
 
 
 def test_a_stdin_its_harness_never_closes_leaves_no_cat_waiting_on_it(agent: Agent, shell: Harness) -> None:

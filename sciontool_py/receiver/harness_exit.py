@@ -51,22 +51,35 @@ def ensure(log: AgentLog, dialect: str | None, dialect_file: str | None) -> None
     goes through (watch_harness_exit)."""
     if not enabled():
         return
-    home = log.home
+    problem = start(log.home, dialect, dialect_file)
+    if problem:
+        log.debug(f"Harness exit watch not started: {problem}")
+
+
+def start(
+    home: str, dialect: str | None = None, dialect_file: str | None = None, starter: Process | None = None
+) -> str:
+    """Start HOME's watcher unless one runs: '' or why it could not be started. starter: a hook
+    process it stays up for, whatever it finds to watch, until that hook has exited (the hook
+    that starts it before its own work, to be served the harness's next hook)."""
     held = take_lock(home)
     if held is None:
-        return  # one runs (it rescans the agents within a second), or the lock file is not usable
+        return ""  # one runs (it rescans the agents within a second), or the lock file is not usable
     os.close(held)
     args = ["--home", home]
     if dialect_file:
         args += ["--dialect-file", os.path.abspath(dialect_file)]
     elif dialect:
         args += ["--dialect", dialect]
+    if starter is not None:
+        args += ["--starter", f"{starter[0]}:{starter[1]}"]
     try:
         from sciontool_py.telemetry.launch import start_detached
 
         start_detached(MODULE, args)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
-        log.debug(f"Harness exit watch not started: {exc}")
+        return str(exc)
+    return ""
 
 
 def take_lock(home: str) -> int | None:
