@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 Process = tuple[int, int]
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
-# What serving a hook loads, loaded once the sockets listen (before, a hook arriving would run in
-# a process of its own; after, it waits for less than a Python start): the first relayed hook
-# then finds it all here.
+# What serving a hook loads (preload): the first relayed hook then finds it all here.
 PRELOADED = (
     "hmac",
     "socket",
@@ -80,6 +78,7 @@ def watch(
         while True:
             if started_by == -1 and starter is not None and not process.alive(starter):
                 started_by = None
+                preload(servers)
             current = harness_exit.targets(home)
             for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
                 _close(fds.pop(proc))
@@ -117,6 +116,7 @@ def watch(
                 if fd == started_by:
                     os.close(fd)
                     started_by = None  # its agent, if it added one, is among the targets now
+                    preload(servers)
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))
@@ -126,6 +126,15 @@ def watch(
             _close(fd)
         if started_by is not None:
             _close(started_by)
+
+
+def preload(servers: dict[int, Callable[[], None]]) -> None:
+    """Load what serving a hook needs, where hooks are served: once the sockets listen, or once
+    the hook that started this process before its own work has exited (until then its loading
+    would take the CPU from that hook, which its harness waits for; the next comes after it)."""
+    if servers:
+        for module in PRELOADED:
+            __import__(module)
 
 
 def _close(fd: int) -> None:
@@ -208,9 +217,6 @@ def main(argv: list[str]) -> int:
         servers[listener.fileno()] = lambda: serve(listener, home)
     if shells is not None:
         servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home)
-    if servers:
-        for module in PRELOADED:
-            __import__(module)
 
     def stop() -> None:
         if shells is not None:
@@ -232,6 +238,8 @@ def main(argv: list[str]) -> int:
     if "--starter" in options:
         pid, _, start = options["--starter"].partition(":")
         starter = (int(pid), int(start))
+    if starter is None:
+        preload(servers)
     try:
         watch(home, say_end, held, servers, stop, starter)
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
