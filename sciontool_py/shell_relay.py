@@ -57,21 +57,16 @@ class Shells:
 
 def listen(home: str) -> Shells | None:
     """Listen on 127.0.0.1 and say where in HOME's address file; None where either fails
-    (the shells then run their hooks themselves). Through the C `_socket` module, and tokens
-    from os.urandom: `socket` and `secrets` would cost a helper 17 ms before its first hook."""
-    import _socket
-
+    (the shells then run their hooks themselves). Tokens from os.urandom: `secrets` (and
+    `socket`, _listening's reason) would cost a helper 17 ms before its first hook."""
     if not os.path.isdir(f"/proc/{os.getpid()}"):
         return None  # no /proc (macOS): no shell's folder and environment to run its hook in
-    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     try:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(64)
-        served, token = os.urandom(16).hex(), os.urandom(16).hex()
-        port = sock.getsockname()[1]
+        sock = _listening(64)
     except OSError:
-        sock.close()
         return None
+    served, token = os.urandom(16).hex(), os.urandom(16).hex()
+    port = sock.getsockname()[1]
     try:
         fs.write_atomic(home, ADDRESS, f"{port} {os.getpid()} {served} {token}\n", mode=0o600, sync=False)
     except OSError:
@@ -80,18 +75,25 @@ def listen(home: str) -> Shells | None:
     return Shells(sock, served.encode(), token.encode())
 
 
-def _listener() -> socket.socket:
-    """A one-off port on 127.0.0.1 for one hook's envelope."""
-    import socket
+def _listening(backlog: int) -> _socket.socket:
+    """A free port on 127.0.0.1, listening, through the C `_socket` module."""
+    import _socket
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     try:
         sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
+        sock.listen(backlog)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+def _listener() -> socket.socket:
+    """A one-off port on 127.0.0.1 for one hook's envelope."""
+    import socket
+
+    return socket.socket(fileno=_listening(1).detach())
 
 
 def withdraw(home: str, shells: Shells) -> None:
