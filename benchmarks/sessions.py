@@ -8,10 +8,14 @@ cost of firing hooks); as `harness install` ships it with telemetry off
 (SCION_TELEMETRY_ENABLED=false); as shipped with telemetry on and a live OTLP/gRPC receiver
 (tests/otlp.py) at $SCION_OTEL_GRPC_PORT. Every session runs in a throwaway HOME and project of
 its own, set up as `make e2e` sets them up, with the real `sciontool` first on PATH (a link, as
-pipx makes one) and the resident helper allowed to run, as a user has it. Before the next
-session starts, every process the last one left (the resident, a telemetry worker, a hook
-the harness did not wait for) must have exited: this process is their subreaper, reaps them
-and counts their CPU time, and never signals any of them.
+pipx makes one) and the resident helper allowed to run, as a user has it (its helper leaving
+with the session: a user's first session in a HOME). Before the next session starts, every
+process the last one left (the resident, a telemetry worker, a hook the harness did not wait
+for) must have exited: this process is their subreaper, reaps them and counts their CPU time,
+and never signals any of them. A kind named "HOME reused" runs each variant's sessions in one
+HOME and project instead, as a user's next session comes: the resident helper the last one
+left stays for it (SCIONTOOL_HELPER_LINGER), and the CPU it spends during a session is that
+session's.
 
 Per session and variant it prints the median wall time, the 10th-90th percentile spread, the
 hook calls (the agent.log lines the hooks wrote; each call writes one), the CPU seconds of
@@ -36,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -78,6 +82,9 @@ class Kind:
     prompt: str
     replies: tuple[Reply, ...]
     target: float
+    # Every round's session of a variant in one HOME and project, as a user's next session comes:
+    # the resident helper the last one left (SCIONTOOL_HELPER_LINGER) serves it from its first hook.
+    reused: bool = False
 
 
 def tools(n: int) -> tuple[Reply, ...]:
@@ -98,7 +105,12 @@ KINDS = (
     Kind("claude: one tool", claude.HARNESS, "run a tool", tools(1), 0.15),
     Kind("codex: one tool", codex.HARNESS, "run a tool", tools(1), 0.15),
     Kind("opencode: one tool (warm HOME)", opencode.HARNESS, "run a tool", tools(1), 0.15),
+    Kind("claude: ten tools, HOME reused", claude.HARNESS, "run ten tools", tools(10), 0.25, reused=True),
+    Kind("codex: ten tools, HOME reused", codex.HARNESS, "run ten tools", tools(10), 0.25, reused=True),
+    Kind("claude: one tool, HOME reused", claude.HARNESS, "run a tool", tools(1), 0.15, reused=True),
+    Kind("codex: one tool, HOME reused", codex.HARNESS, "run a tool", tools(1), 0.15, reused=True),
 )
+RESIDENT = "sciontool_py.resident"
 
 
 @dataclass
@@ -195,11 +207,25 @@ def reap() -> float:
         cpu += usage.ru_utime + usage.ru_stime
 
 
-def settle() -> float:
-    """Waits until nothing the last session started runs; the CPU seconds of the detached ones."""
+def lingering(homes: Collection[Path]) -> dict[int, float]:
+    """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds."""
+    found = {}
+    for pid, line in descendants():
+        if RESIDENT in line and any(str(home) in line for home in homes):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def settle(homes: Collection[Path] = ()) -> float:
+    """Waits until nothing the last session started runs, but the helpers of the reused HOMES;
+    the CPU seconds of the detached ones."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
     cpu = reap()
-    while left := descendants():
+    while left := [(pid, line) for pid, line in descendants() if pid not in lingering(homes)]:
         if time.monotonic() > deadline:
             named = "; ".join(f"{pid} {line}" for pid, line in left)
             raise SystemExit(f"bench-e2e: still running {SETTLE_TIMEOUT:g} s after the session: {named}")
@@ -213,11 +239,37 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def play(kind: Kind, variant: str, root: Path, model: FakeModel, receiver: GrpcReceiver) -> Sample:
-    run = BenchRun(kind.name.split(":")[0], root, model.url, variant=variant)
+# The workspaces of the reused kinds, by root: set up by the first session, kept for the next.
+REUSED: dict[Path, tuple[BenchRun, dict[str, str]]] = {}
+
+
+def workspace(kind: Kind, variant: str, root: Path, url: str) -> tuple[BenchRun, dict[str, str]]:
+    if root in REUSED:
+        return REUSED[root]
+    run = BenchRun(kind.name.split(":")[0], root, url, variant=variant)
     shutil.copy(TOOL, run.project / "tool.sh")
     with contextlib.redirect_stdout(io.StringIO()):  # install's report, every session
         env = kind.harness.setup(run)
+    if kind.reused:
+        REUSED[root] = run, env
+        # Longer than a round, which comes between two sessions of a HOME here: what is measured
+        # is a next session that comes within the helper's stay (300 s as shipped).
+        env["SCIONTOOL_HELPER_LINGER"] = "3600"
+    else:
+        env["SCIONTOOL_HELPER_LINGER"] = "0"  # a throwaway HOME: its helper leaves with the session
+    return run, env
+
+
+def log_lines(run: BenchRun) -> int:
+    log = run.home / "agent.log"
+    return len(log.read_bytes().splitlines()) if log.exists() else 0
+
+
+def play(kind: Kind, variant: str, root: Path, model: FakeModel, receiver: GrpcReceiver) -> Sample:
+    run, env = workspace(kind, variant, root, model.url)
+    homes = [r.home for r, _ in REUSED.values()]
+    stays = lingering(homes)
+    logged = log_lines(run)  # a reused HOME's agent.log holds the sessions before
     if variant == "on":
         env["SCION_OTEL_GRPC_PORT"] = str(receiver.port)
     else:
@@ -248,10 +300,12 @@ def play(kind: Kind, variant: str, root: Path, model: FakeModel, receiver: GrpcR
     if proc.returncode != 0 or FINAL not in stdout:
         said = (stderr.strip() or stdout.strip())[-400:]
         raise SystemExit(f"bench-e2e: {kind.name} ({LABELS[variant]}) exited {proc.returncode}: {said}")
-    detached = settle()
-    log = run.home / "agent.log"
-    calls = len(log.read_bytes().splitlines()) if log.exists() else 0
-    return Sample(wall, calls, children_cpu() - cpu, detached, len(receiver.logs()) - exported)
+    detached = settle(homes)
+    # A reused HOME's helper stays: its CPU time since the session began is the session's.
+    stayed = sum(seconds - stays.get(pid, 0.0) for pid, seconds in lingering(homes).items())
+    calls = log_lines(run) - logged
+    exported = len(receiver.logs()) - exported
+    return Sample(wall, calls, children_cpu() - cpu + stayed, detached + stayed, exported)
 
 
 def spread(values: list[float]) -> tuple[float, float]:
@@ -346,6 +400,11 @@ def loads(averages: tuple[float, float, float]) -> str:
     return " ".join(f"{x:.2f}" for x in averages)
 
 
+def home_of(tmp: Path, kinds: list[Kind], kind: Kind, variant: str, fresh: str) -> Path:
+    """Where a session runs: FRESH under TMP, or the one workspace of a reused kind's variant."""
+    return tmp / f"reused-{kinds.index(kind)}-{variant}" if kind.reused else tmp / fresh
+
+
 def schedule(kinds: list[Kind], rounds: int) -> Iterator[tuple[int, Kind, str]]:
     """Round by round, the sessions in random order, each one's variants in random order."""
     for r in range(rounds):
@@ -357,12 +416,14 @@ def schedule(kinds: list[Kind], rounds: int) -> Iterator[tuple[int, Kind, str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=7, help="rounds of every session and variant (7)")
-    parser.add_argument("--only", default="", help="the sessions whose name holds this text (e.g. claude)")
+    parser.add_argument(
+        "--only", default="", help="the sessions whose name holds this text, or one of these (claude,codex)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    kinds = [k for k in KINDS if args.only in k.name]
+    kinds = [k for k in KINDS if any(text in k.name for text in args.only.split(","))]
     if not kinds:
         parser.error(f"no session's name holds {args.only!r}")
     become_subreaper()
@@ -376,11 +437,15 @@ def main() -> int:
     try:
         with FakeModel() as model:
             # Warm-up, not counted: the page cache, the harnesses' files, the .pyc and dialect caches.
+            # A reused kind's warm-up is each variant's first session in its HOME.
             for n, kind in enumerate(kinds):
-                play(kind, "off", tmp / f"warm-{n}", model, receiver)
+                for variant in VARIANTS if kind.reused else ("off",):
+                    play(kind, variant, home_of(tmp, kinds, kind, variant, f"warm-{n}"), model, receiver)
             for n, (r, kind, variant) in enumerate(schedule(kinds, args.rounds)):
-                results[kind.name][variant].samples[r] = play(kind, variant, tmp / f"{n}", model, receiver)
-                shutil.rmtree(tmp / f"{n}")
+                root = home_of(tmp, kinds, kind, variant, f"{n}")
+                results[kind.name][variant].samples[r] = play(kind, variant, root, model, receiver)
+                if not kind.reused:
+                    shutil.rmtree(root)
                 if (n + 1) % (len(kinds) * len(VARIANTS)) == 0:
                     took = time.monotonic() - started
                     print(
@@ -391,6 +456,7 @@ def main() -> int:
     finally:
         receiver.close()
         shutil.rmtree(tmp, ignore_errors=True)
+        settle()  # the reused HOMEs' helpers leave once their HOME is removed
     table(kinds, results)
     per_call(kinds, results)
     versions = ", ".join(f"{h.name} {h.version}" for h in harnesses)

@@ -7,8 +7,9 @@ outside Scion, it listens on the HOME's abstract socket (relay.py) and runs
 each relayed hook as the hook process would have: in that hook's folder and
 environment, on the envelope it read, its harness looked for from its own
 parent. One hook at a time: they would take the HOME's state lock one after
-the other anyway. It exits once no agent is left to watch; it never signals
-anything and writes only what a hook writes.
+the other anyway. It exits once no agent is left to watch (a helper that
+served hooks, some minutes later: a user's next session in that HOME finds
+it); it never signals anything and writes only what a hook writes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 Process = tuple[int, int]
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
+# Outside Scion a user's next session usually comes to the same HOME: a helper that waits for it
+# relays its first hook too (a Python start less, which the harness waits for).
+LINGER_SWITCH = "SCIONTOOL_HELPER_LINGER"
+LINGER_SECONDS = 300.0
+LINGER_LIMIT = 86400.0
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
 # What serving a hook loads (preload): the first relayed hook then finds it all here.
 PRELOADED = (
@@ -62,16 +68,22 @@ def watch(
     servers: dict[int, Callable[[], None]],
     stop: Callable[[], None],
     starter: Process | None = None,
+    linger: float = 0.0,
 ) -> None:
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
     listening socket's fd -> what takes one of its hooks), until there is nothing to watch and
-    STARTER (the hook that started this process before its own work) has exited; then stop
-    listening and release HELD, the watcher's lock, under the state lock."""
+    STARTER (the hook that started this process before its own work) has exited; then, where it
+    serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its next
+    session's first hook is then relayed too), unless HOME's lock file is removed meanwhile; then
+    stop listening and release HELD, the watcher's lock, under the state lock."""
     import select
+    import time
 
     from sciontool_py.fs import StateLock
 
     fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
+    watched = False  # an agent was seen: once none is left, a helper lingers (LINGER_SWITCH)
+    idle_until: float | None = None
     # The starter's pidfd (-1: no pidfds, its liveness checked each rescan); None once it is gone.
     started_by = None if starter is None else process.open_pidfd(starter)
     try:
@@ -92,15 +104,30 @@ def watch(
             for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
                 fds.pop(proc)
                 say_end(proc, current[proc])
-            if not fds and started_by is None:
-                # A hook adds an agent under the state lock, then calls ensure(): released inside
-                # it, the lock is free for that hook's ensure(), or this watcher sees the agent.
-                with StateLock(home):
-                    if not harness_exit.targets(home):
-                        stop()  # a hook connecting now runs in its own process
-                        os.close(held)
-                        return
-                continue
+            watched = watched or bool(current)
+            wait = harness_exit.RESCAN_SECONDS
+            if fds:
+                idle_until = None
+            elif started_by is None:
+                if os.fstat(held).st_nlink == 0:
+                    # HOME, or the lock file, was removed: the next hook's ensure() takes a new one.
+                    stop()
+                    os.close(held)
+                    return
+                if idle_until is None:
+                    idle_until = time.monotonic() + (linger if watched and servers else 0.0)
+                wait = idle_until - time.monotonic()
+                if wait <= 0:
+                    # A hook adds an agent under the state lock, then calls ensure(): released
+                    # inside it, the lock is free for that hook's ensure(), or this sees the agent.
+                    with StateLock(home):
+                        if not harness_exit.targets(home):
+                            stop()  # a hook connecting now runs in its own process
+                            os.close(held)
+                            return
+                    idle_until = None
+                    continue
+                wait = min(wait, harness_exit.RESCAN_SECONDS)
             poller = select.poll()
             by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
             for fd in by_fd:
@@ -109,7 +136,7 @@ def watch(
                 poller.register(fd, select.POLLIN)
             if started_by is not None and started_by >= 0:
                 poller.register(started_by, select.POLLIN)
-            for fd, _ in poller.poll(harness_exit.RESCAN_SECONDS * 1000):
+            for fd, _ in poller.poll(wait * 1000):
                 if fd in servers:
                     servers[fd]()
                     continue
@@ -126,6 +153,15 @@ def watch(
             _close(fd)
         if started_by is not None:
             _close(started_by)
+
+
+def lingering() -> float:
+    """The seconds this helper stays once the HOME's last agent has ended (LINGER_SWITCH)."""
+    try:
+        seconds = float(os.environ.get(LINGER_SWITCH, LINGER_SECONDS))
+    except ValueError:
+        return LINGER_SECONDS
+    return min(max(seconds, 0.0), LINGER_LIMIT) if seconds == seconds else LINGER_SECONDS  # NaN
 
 
 def preload(servers: dict[int, Callable[[], None]]) -> None:
@@ -241,7 +277,7 @@ def main(argv: list[str]) -> int:
     if starter is None:
         preload(servers)
     try:
-        watch(home, say_end, held, servers, stop, starter)
+        watch(home, say_end, held, servers, stop, starter, lingering())
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         stop()
         os.close(held)

@@ -123,6 +123,9 @@ def fallback_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # suite: an exit watcher per test HOME would wait that long. The watcher's own tests (and
     # those that need one) turn it on.
     monkeypatch.setenv("SCIONTOOL_EXIT_WATCH", "off")
+    # Where a test turns the watcher on, it leaves with the test's last agent, as inside Scion;
+    # the tests of the helper's stay outside Scion set their own.
+    monkeypatch.setenv("SCIONTOOL_HELPER_LINGER", "0")
     return folder
 
 

@@ -234,6 +234,63 @@ def test_a_hook_that_adds_no_agent_leaves_no_helper_behind(agent: Agent) -> None
     assert eventually(lambda: not watchers(agent.home))  # it stayed only while its starter ran
 
 
+IMPORTS = [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook"]  # its stderr names what loaded
+
+
+def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """A user's next session comes to the same HOME: the helper that served the last one waits
+    for it (SCIONTOOL_HELPER_LINGER), so that session's first hook needs no receiver of its own
+    either. It leaves the moment the HOME is removed."""
+    first = Harness(agent, tmp_path, SCIONTOOL_HELPER_LINGER="600")
+    try:
+        for envelope in SESSION:
+            assert first.hook(envelope, "--dialect=claude") == (0, "", "")
+    finally:
+        first.close()
+    assert eventually(lambda: info(agent.home)["phase"] == "stopped")  # its harness gone, its end said
+    helper = watchers(agent.home)
+    assert len(helper) == 1 and resident_runs(agent)
+    second = Harness(agent, tmp_path, IMPORTS, SCIONTOOL_HELPER_LINGER="600")
+    try:
+        code, out, err = second.hook(SESSION[0], "--dialect=claude")
+        assert (code, out) == (0, "")
+        loaded = {line.split("|")[-1].strip() for line in err.splitlines() if "|" in line}
+        assert "sciontool_py.relay" in loaded and "sciontool_py.receiver.hook" not in loaded
+        assert info(agent.home).get("activity") == "working"  # the helper ran it: a new session
+    finally:
+        second.close()
+    assert eventually(lambda: info(agent.home)["phase"] == "stopped")
+    assert watchers(agent.home) == helper  # the same helper, still there
+    shutil.rmtree(agent.home)
+    assert eventually(lambda: not watchers(agent.home))
+
+
+def test_a_lingering_helper_leaves_once_its_time_is_up(agent: Agent, tmp_path: Path) -> None:
+    harness = Harness(agent, tmp_path, SCIONTOOL_HELPER_LINGER="2")
+    try:
+        for envelope in SESSION:
+            assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+    finally:
+        harness.close()
+    assert eventually(lambda: info(agent.home)["phase"] == "stopped")
+    assert eventually(lambda: not watchers(agent.home))  # 2 s after the end: bounded, not for good
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("", 300.0), ("0", 0.0), ("2.5", 2.5), ("-1", 0.0), ("1e12", 86400.0), ("nan", 300.0), ("soon", 300.0)],
+)
+def test_the_linger_is_read_from_the_environment_within_its_bounds(
+    monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
+) -> None:
+    from sciontool_py import resident
+
+    monkeypatch.setenv("SCIONTOOL_HELPER_LINGER", value)
+    assert resident.lingering() == seconds
+
+
 def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
     agent: Agent, harness: Harness
 ) -> None:
