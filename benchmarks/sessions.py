@@ -210,14 +210,23 @@ def reap() -> float:
 def lingering(homes: Collection[Path]) -> dict[int, float]:
     """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds."""
     found = {}
-    for pid, line in descendants():
-        if RESIDENT in line and any(str(home) in line for home in homes):
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
+    wanted = {os.fsencode(home) for home in homes}
+    for pid, _ in descendants() if homes else ():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if not any(RESIDENT.encode() in a for a in argv) or not wanted & set(argv):
                 continue
-            found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return found
+
+
+def others(homes: Collection[Path]) -> list[tuple[int, str]]:
+    """The live processes below this one, but the helpers of the reused HOMES."""
+    stay = lingering(homes)
+    return [(pid, line) for pid, line in descendants() if pid not in stay]
 
 
 def settle(homes: Collection[Path] = ()) -> float:
@@ -225,7 +234,7 @@ def settle(homes: Collection[Path] = ()) -> float:
     the CPU seconds of the detached ones."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
     cpu = reap()
-    while left := [(pid, line) for pid, line in descendants() if pid not in lingering(homes)]:
+    while left := others(homes):
         if time.monotonic() > deadline:
             named = "; ".join(f"{pid} {line}" for pid, line in left)
             raise SystemExit(f"bench-e2e: still running {SETTLE_TIMEOUT:g} s after the session: {named}")
