@@ -358,3 +358,13 @@ def wired(command: str) -> str:
 
     relay = relay_prefix()
     return f"{relay} {command}" if relay else command
+
+
+def wired_notify(*argv: str) -> str:
+    """Codex's notify line as `harness install` writes it for ARGV: through the shell relay too."""
+    import shlex
+
+    from sciontool_py.harness.program import relay_prefix
+
+    words = [*shlex.split(relay_prefix()), *argv]
+    return "notify = [" + ", ".join(json.dumps(word) for word in words) + "]"

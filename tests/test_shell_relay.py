@@ -107,6 +107,29 @@ def test_an_envelope_on_a_socket_as_node_harnesses_give_it_is_relayed_whole(
     assert agent.log_lines[-1].endswith("Tool Bash completed")
 
 
+def test_codex_notify_as_install_wires_it_is_relayed_with_its_json_argument(
+    agent: Agent, shell: Harness
+) -> None:
+    """Codex runs notify as a program, the turn's JSON its last argument, and waits for it."""
+    installed = subprocess.run(
+        [*HOOK[:-1], "harness", "install", "codex", "--user"], capture_output=True, env=agent.env, timeout=60
+    )
+    assert installed.returncode == 0, installed.stderr
+    config = (agent.home / ".codex" / "config.toml").read_text()
+    notify = json.loads(next(line for line in config.splitlines() if line.startswith("notify = "))[9:])
+    assert notify[:2] == SHELL and notify[-2:] == ["hook", "--dialect=codex"]  # PROGRAM between
+    shell.prefix = [*SHELL, GONE[0], "hook"]  # the program as installed, but one that cannot run
+    turn = {
+        "type": "agent-turn-complete",
+        "thread-id": "s1",
+        "turn-id": "t1",
+        "last-assistant-message": "Done.",
+    }
+    assert shell.hook("", "--dialect=codex", json.dumps(turn)) == (0, "", "")
+    assert info(agent.home)["activity"] == "completed"
+    assert agent.log_lines[-1].endswith("[completed] Agent completed task")
+
+
 def test_no_helper_or_a_stale_or_planted_address_runs_the_hook_itself(agent: Agent, tmp_path: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()

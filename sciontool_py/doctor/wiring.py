@@ -204,11 +204,17 @@ def _hook(line: str, shell: bool) -> Hook | None:
     at = _hook_word(words)
     if at is None:
         return None
-    relay: list[str] = []
-    if at > 2 and os.path.basename(words[0]) == "bash" and os.path.basename(words[1]) == "relay.bash":
-        relay, words, at = words[:2], words[2:], at - 2  # install's shell relay (relay.bash)
+    relay, words, at = _relayed(words, at)
+    if relay:
         line = _after(line, relay)
     return Hook(words[:at], words[at + 1 :], shell, _written_prefix(line, words[:at]), relay)
+
+
+def _relayed(words: list[str], at: int) -> tuple[list[str], list[str], int]:
+    """(install's shell relay, `BASH RELAY.BASH`, or []; the words after it; where `hook` is in them)."""
+    if at > 2 and os.path.basename(words[0]) == "bash" and os.path.basename(words[1]) == "relay.bash":
+        return words[:2], words[2:], at - 2
+    return [], words, at
 
 
 def _after(line: str, words: list[str]) -> str:
@@ -227,7 +233,8 @@ def _argv_hook(argv: list[str]) -> Hook | None:
     at = _hook_word(argv)
     if at is None:
         return None
-    return Hook(argv[:at], argv[at + 1 :], False, shlex.join(argv[:at]))
+    relay, argv, at = _relayed(argv, at)  # Codex's notify runs through it too
+    return Hook(argv[:at], argv[at + 1 :], False, shlex.join(argv[:at]), relay)
 
 
 def _hook_word(words: list[str]) -> int | None:

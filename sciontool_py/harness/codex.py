@@ -11,6 +11,7 @@ hook` reads as the envelope.
 from __future__ import annotations
 
 import os
+import shlex
 
 from sciontool_py.harness import tomledit
 from sciontool_py.harness.base import (
@@ -77,10 +78,12 @@ class Codex(SettingsHarness):
         return user_home(), os.path.join(".codex", name)
 
     def notify_argv(self, scope: Scope) -> list[str] | None:
-        """Codex's notify program, when the dialect maps what notify sends."""
+        """Codex's notify program, when the dialect maps what notify sends: through the shell
+        relay where the shell hooks go through it (a turn's end then starts no Python beside a
+        harness about to exit, while the resident helper runs)."""
         if not routed_events(self.dialect, (NOTIFY_EVENT,)):
             return None
-        return scope.hook_argv(self.dialect)
+        return [*shlex.split(scope.relay), *scope.hook_argv(self.dialect)]
 
     def install(self, scope: Scope) -> list[Edit]:
         edits = [merge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope), [])]

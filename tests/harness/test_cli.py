@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Agent, CliHere, Ran
+from conftest import Agent, CliHere, Ran, wired_notify
 
 from harness.test_merge import harness
 
@@ -149,7 +149,7 @@ def test_show_codex_names_notify_and_trust(home: Path, harness_here: CliHere) ->
     shown = harness_here(home, "show", "codex", "--user")
     assert shown.returncode == 0
     assert f"# in {home}/.codex/config.toml" in shown.stdout
-    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in shown.stdout
+    assert wired_notify("sciontool", "hook", "--dialect=codex") in shown.stdout
     assert "--dangerously-bypass-hook-trust" in shown.stdout
     assert not (home / ".codex").exists()
 
@@ -192,7 +192,7 @@ def test_command_prefix_becomes_codex_notify_argv(home: Path, harness_here: CliH
     proc = harness_here(home, "install", "codex", "--user", "--command", "python3 -m sciontool_py")
     assert proc.returncode == 0, proc.stderr
     config = (home / ".codex" / "config.toml").read_text()
-    assert 'notify = ["python3", "-m", "sciontool_py", "hook", "--dialect=codex"]' in config
+    assert wired_notify("python3", "-m", "sciontool_py", "hook", "--dialect=codex") in config
 
 
 def test_installed_events_follow_the_dialect(tmp_path: Path, home: Path) -> None:

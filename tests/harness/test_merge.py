@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliHere, wired
+from conftest import CliHere, wired, wired_notify
 
 from sciontool_py.dialect.discover import find_dialect
 
@@ -296,7 +296,7 @@ def test_codex_install_sets_notify_keeping_comments_and_uninstall_removes_it(
     done = harness_here(home, "install", "codex", "--user")
     assert done.returncode == 0, done.stderr
     text = config.read_text()
-    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in text
+    assert wired_notify("sciontool", "hook", "--dialect=codex") in text
     for line in CODEX_CONFIG.splitlines():
         assert line in text  # comments and tables kept
     # notify is a top-level key: it sits before the first table.
@@ -321,7 +321,7 @@ def test_codex_keeps_another_notify_unless_forced(dirs: tuple[Path, Path], harne
     assert not (home / ".codex" / "hooks.json").exists()  # nothing half-done
     forced = harness_here(home, "install", "codex", "--user", "--force")
     assert forced.returncode == 0, forced.stderr
-    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
+    assert wired_notify("sciontool", "hook", "--dialect=codex") in config.read_text()
     assert 'model = "o3"' in config.read_text()
     # The user's notify stays in the file as a comment, and uninstall puts it back.
     assert harness_here(home, "uninstall", "codex", "--user").returncode == 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliHere, Ran
+from conftest import CliHere, Ran, wired_notify
 
 CLAUDE = """\
 {
@@ -304,7 +304,7 @@ def test_force_then_uninstall_gives_back_the_users_codex_notify(tmp_path: Path) 
     config.write_text('# mine\nnotify = ["sh", "~/bin/ping.sh"]  # ping me\nmodel = "o3"\n')
     before = snapshot(tmp_path)
     run(tmp_path, "install", "codex", "--user", "--force")
-    assert 'notify = ["sciontool", "hook", "--dialect=codex"]' in config.read_text()
+    assert wired_notify("sciontool", "hook", "--dialect=codex") in config.read_text()
     run(tmp_path, "uninstall", "codex", "--user")
     assert snapshot(tmp_path, cache=False) == before
 
