@@ -170,6 +170,39 @@ def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
     assert not any("the turn's end ran after the harness exited" in line for line in agent.log_lines)
 
 
+def test_a_harness_gone_after_its_turn_ended_on_a_failed_model_call_reads_crashed(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # The same opencode api-error when the turn's end lands before the exit (a faster hook): it
+    # was a race between the bridge's idle and opencode's exit 1, and the crash is the same.
+    a = start(harnesses, agent, tmp_path, "opencode")
+    a.send(
+        claude("message.updated.user", "A", prompt="build"),
+        claude("chat.params", "A", model="m"),
+        claude("session.error", "A", error="APIError: 400 bad request"),
+        claude("session.idle", "A"),
+    )
+    assert info(agent.home).get("phase") != "error"  # the turn ended: not said before the exit
+    assert a.exit(1) == 1
+    assert eventually(lambda: info(agent.home).get("phase") == "error")
+    [row] = agents_json(agent)
+    assert row["message"] == "Agent exited after a failed model call without a session end"
+    # A later turn that ends well clears it: a harness gone after that one stopped.
+    b = start(harnesses, agent, tmp_path, "opencode")
+    b.send(
+        claude("message.updated.user", "B", prompt="build"),
+        claude("chat.params", "B", model="m"),
+        claude("session.error", "B", error="APIError: 400 bad request"),
+        claude("message.updated.user", "B", prompt="again"),
+        claude("chat.params", "B", model="m"),
+        claude("session.idle", "B"),
+    )
+    assert b.exit(0) == 0
+    assert eventually(
+        lambda: sum("Session ended (reason: the harness exited" in line for line in agent.log_lines) == 1
+    )
+
+
 def test_a_late_session_end_alone_leaves_the_crash_of_a_harness_killed_mid_tool(
     agent: Agent, tmp_path: Path, harnesses: list[StandIn]
 ) -> None:

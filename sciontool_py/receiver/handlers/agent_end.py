@@ -56,6 +56,10 @@ def classify(
         message = f"Agent crashed with exit code {exit_code}"
         return Outcome("error", "", message, "ERROR", message, exit_code)
     doing = _under_way(agent)
+    if not doing and agent.record is not None and agent.record.failed:
+        # Its turn ended on a failed model call (opencode exits 1 after an API error): whether
+        # the turn's end ran before the exit or late, the crash.
+        doing = "after a failed model call"
     if not doing:
         return Outcome("stopped", "", "", "INFO", f"Session ended (reason: {REASON})", None)
     message = f"Agent exited {doing} without a session end"
