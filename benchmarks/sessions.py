@@ -208,7 +208,8 @@ def reap() -> float:
 
 
 def lingering(homes: Collection[Path]) -> dict[int, float]:
-    """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds."""
+    """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds,
+    theirs and their waited-for children's."""
     found = {}
     wanted = {os.fsencode(home) for home in homes}
     for pid, _ in descendants() if homes else ():
@@ -219,7 +220,8 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        # utime, stime, and the same of its children it waited for (the telemetry workers it started)
+        found[pid] = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
     return found
 
 
