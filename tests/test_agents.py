@@ -150,17 +150,22 @@ def test_a_turns_end_that_runs_after_the_harness_exited_revises_the_guessed_cras
     assert sum("the turn's end ran after the harness exited" in line for line in agent.log_lines) == 1
 
 
+def failed_turn(session: str) -> list[dict[str, object]]:
+    """An opencode turn of SESSION whose model call fails (an API error), its idle not yet said."""
+    return [
+        claude("message.updated.user", session, prompt="build"),
+        claude("chat.params", session, model="m"),
+        claude("session.error", session, error="APIError: 400 bad request"),
+    ]
+
+
 def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
     agent: Agent, tmp_path: Path, harnesses: list[StandIn]
 ) -> None:
     # opencode exits 1 after an API error, and its bridge still hands the idle session over as it
     # exits (make e2e opencode api-error): the late turn's end is no clean exit.
     a = start(harnesses, agent, tmp_path, "opencode")
-    a.send(
-        claude("message.updated.user", "A", prompt="build"),
-        claude("chat.params", "A", model="m"),
-        claude("session.error", "A", error="APIError: 400 bad request"),
-    )
+    a.send(*failed_turn("A"))
     assert a.exit(1) == 1
     assert eventually(lambda: info(agent.home).get("phase") == "error")
     run_late(agent, tmp_path, "opencode", claude("session.idle", "A"))
@@ -176,12 +181,7 @@ def test_a_harness_gone_after_its_turn_ended_on_a_failed_model_call_reads_crashe
     # The same opencode api-error when the turn's end lands before the exit (a faster hook): it
     # was a race between the bridge's idle and opencode's exit 1, and the crash is the same.
     a = start(harnesses, agent, tmp_path, "opencode")
-    a.send(
-        claude("message.updated.user", "A", prompt="build"),
-        claude("chat.params", "A", model="m"),
-        claude("session.error", "A", error="APIError: 400 bad request"),
-        claude("session.idle", "A"),
-    )
+    a.send(*failed_turn("A"), claude("session.idle", "A"))
     assert info(agent.home).get("phase") != "error"  # the turn ended: not said before the exit
     assert a.exit(1) == 1
     assert eventually(lambda: info(agent.home).get("phase") == "error")
@@ -190,9 +190,7 @@ def test_a_harness_gone_after_its_turn_ended_on_a_failed_model_call_reads_crashe
     # A later turn that ends well clears it: a harness gone after that one stopped.
     b = start(harnesses, agent, tmp_path, "opencode")
     b.send(
-        claude("message.updated.user", "B", prompt="build"),
-        claude("chat.params", "B", model="m"),
-        claude("session.error", "B", error="APIError: 400 bad request"),
+        *failed_turn("B"),
         claude("message.updated.user", "B", prompt="again"),
         claude("chat.params", "B", model="m"),
         claude("session.idle", "B"),

@@ -151,7 +151,7 @@ def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Age
         timeout=60,
     )
     assert done.returncode == 0
-    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    loaded = loaded_modules(done.stderr.decode())
     assert "sciontool_py.relay" in loaded
     assert not loaded & {
         "sciontool_py.receiver.hook",
@@ -237,26 +237,36 @@ def test_a_hook_that_adds_no_agent_leaves_no_helper_behind(agent: Agent) -> None
 IMPORTS = [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook"]  # its stderr names what loaded
 
 
+def session_ended(agent: Agent, tmp_path: Path, linger: str) -> None:
+    """SESSION by a harness whose helper stays LINGER seconds, then the harness gone and its end said."""
+    harness = Harness(agent, tmp_path, SCIONTOOL_HELPER_LINGER=linger)
+    try:
+        for envelope in SESSION:
+            assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+    finally:
+        harness.close()
+    assert eventually(lambda: info(agent.home)["phase"] == "stopped")
+
+
+def loaded_modules(importtime: str) -> set[str]:
+    """The modules `python -X importtime` says it loaded, from its stderr."""
+    return {line.split("|")[-1].strip() for line in importtime.splitlines() if "|" in line}
+
+
 def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
     agent: Agent, tmp_path: Path
 ) -> None:
     """A user's next session comes to the same HOME: the helper that served the last one waits
     for it (SCIONTOOL_HELPER_LINGER), so that session's first hook needs no receiver of its own
     either. It leaves the moment the HOME is removed."""
-    first = Harness(agent, tmp_path, SCIONTOOL_HELPER_LINGER="600")
-    try:
-        for envelope in SESSION:
-            assert first.hook(envelope, "--dialect=claude") == (0, "", "")
-    finally:
-        first.close()
-    assert eventually(lambda: info(agent.home)["phase"] == "stopped")  # its harness gone, its end said
+    session_ended(agent, tmp_path, "600")
     helper = watchers(agent.home)
     assert len(helper) == 1 and resident_runs(agent)
     second = Harness(agent, tmp_path, IMPORTS, SCIONTOOL_HELPER_LINGER="600")
     try:
         code, out, err = second.hook(SESSION[0], "--dialect=claude")
         assert (code, out) == (0, "")
-        loaded = {line.split("|")[-1].strip() for line in err.splitlines() if "|" in line}
+        loaded = loaded_modules(err)
         assert "sciontool_py.relay" in loaded and "sciontool_py.receiver.hook" not in loaded
         assert info(agent.home).get("activity") == "working"  # the helper ran it: a new session
     finally:
@@ -268,13 +278,7 @@ def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
 
 
 def test_a_lingering_helper_leaves_once_its_time_is_up(agent: Agent, tmp_path: Path) -> None:
-    harness = Harness(agent, tmp_path, SCIONTOOL_HELPER_LINGER="2")
-    try:
-        for envelope in SESSION:
-            assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
-    finally:
-        harness.close()
-    assert eventually(lambda: info(agent.home)["phase"] == "stopped")
+    session_ended(agent, tmp_path, "2")
     assert eventually(lambda: not watchers(agent.home))  # 2 s after the end: bounded, not for good
 
 
