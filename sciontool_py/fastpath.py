@@ -164,13 +164,15 @@ def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
             undelivered = (
                 f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
             )
+    from sciontool_py.deferred import defer
     from sciontool_py.telemetry import after_answer
 
-    after_answer(log, answer.event)  # once answered: the export happens where the harness does not wait
+    # Once answered: the export happens where the harness does not wait.
+    defer(lambda: after_answer(log, answer.event))
     if answer.watch:
         from sciontool_py.receiver import harness_exit
 
-        harness_exit.ensure(log, dialect, dialect_file)
+        defer(lambda: harness_exit.ensure(log, dialect, dialect_file))
     if answer.failure or undelivered:
         raise SciontoolError("; ".join(m for m in (answer.failure, undelivered) if m))
 

@@ -347,6 +347,9 @@ class _Held:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.release()
+
+    def release(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)  # closing releases the flock
             self.fd = -1
@@ -372,6 +375,10 @@ class StateLock(_Held):
         self.given_up = ""
 
     def __enter__(self) -> StateLock:
+        return self.acquire()
+
+    def acquire(self) -> StateLock:
+        """Take the lock (or give up, as above); release() or the end of a `with` frees it."""
         try:
             self.fd = os.open(self.folder, _FOLDER)
         except OSError:

@@ -3,7 +3,8 @@
 Both relays end here: the hook process's (relay.py, over the HOME's unix
 socket) and the shell's (relay.bash, shell_relay.py). The hook runs in its
 folder and environment, on the stdin it was given, its harness looked for
-from its own parent; what it writes is kept for the relay to deliver.
+from its own parent; what it writes is kept for the relay to deliver, which
+it does before the steps the harness does not wait for (deferred.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sciontool_py import process, relay
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO
 
     from sciontool_py.log.writer import AgentLog
@@ -26,23 +28,31 @@ def runnable(home: str, cwd: str, environ: dict[str, str]) -> bool:
 
 
 def run(
-    home: str, client: int, cwd: str, args: list[str], environ: dict[str, str], stdin: BinaryIO
-) -> tuple[bytes, bytes, int] | None:
-    """The relayed hook, as its own process (CLIENT) would have run it: its stdout, stderr and
-    exit status; None when it cannot be run so (CLIENT gone, a folder it cannot enter)."""
+    home: str,
+    client: int,
+    cwd: str,
+    args: list[str],
+    environ: dict[str, str],
+    stdin: BinaryIO,
+    answer: Callable[[bytes, bytes, int], None],
+) -> bool:
+    """The relayed hook, as its own process (CLIENT) would have run it: ANSWER gets its stdout,
+    stderr and exit status, then its deferred steps run; False (ANSWER not called) when it
+    cannot be run so (CLIENT gone, a folder it cannot enter)."""
     found = process.stat(client)
     if found is None or not runnable(home, cwd, environ):
-        return None
+        return False
     import io
 
     from sciontool_py import fastpath
+    from sciontool_py.deferred import AnswerFirst
 
     saved_env, saved_streams = dict(os.environ), (sys.stdin, sys.stdout, sys.stderr)
     try:
         saved_cwd = os.getcwd()
         os.chdir(cwd)
     except OSError:
-        return None
+        return False
     out, err = io.BytesIO(), io.BytesIO()
     try:
         _become(environ)
@@ -54,8 +64,10 @@ def run(
         def hook(args: list[str], log: AgentLog) -> None:
             fastpath.hook_command(args, log, origin)
 
-        code = fastpath.guarded("hook", hook, args)
-        return out.getvalue(), err.getvalue(), code
+        with AnswerFirst():
+            code = fastpath.guarded("hook", hook, args)
+            answer(out.getvalue(), err.getvalue(), code)
+        return True
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         _become(saved_env)

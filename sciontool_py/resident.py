@@ -199,14 +199,18 @@ def serve(listener: _socket.socket, home: str) -> None:
             if size > REQUEST_LIMIT:
                 return
             request = unpack(relay.decode(_read_exactly(conn, size)))
-            ran = None
+
+            def answer(out: bytes, err: bytes, code: int) -> None:
+                conn.sendall(relay.encode([out, err, str(code).encode()]))
+                conn.shutdown(socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
+
             if request is not None:
                 import io
 
                 cwd, args, environ, data = request
-                ran = relayed.run(home, client, cwd, args, environ, io.BytesIO(data))
-            reply = [b"", b"", b"declined"] if ran is None else [ran[0], ran[1], str(ran[2]).encode()]
-            conn.sendall(relay.encode(reply))
+                if relayed.run(home, client, cwd, args, environ, io.BytesIO(data), answer):
+                    return
+            conn.sendall(relay.encode([b"", b"", b"declined"]))
         except (OSError, ValueError):
             return  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
 

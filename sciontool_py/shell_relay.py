@@ -44,6 +44,8 @@ HELLO_LIMIT = 1 << 20  # bytes: a hook's arguments, far past any real command li
 ENVIRON_LIMIT = 4 << 20  # bytes of /proc/PID/environ
 HELLO_WAIT = 1.0  # seconds for the shell's hello: it sends it as soon as it connects
 WAIT = 5.0  # seconds for the shell's next steps (its go, its envelope's connection: a fork)
+# The answer when the hook's folder went away after the check (or its process did).
+UNRUNNABLE = (b"", b"sciontool hook: the resident helper could not enter the hook's folder\n", 1)
 
 
 class Shells:
@@ -142,13 +144,23 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
         return
     notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's: no stdin read
     piped = None if notify else _piped_stdin(pid)
+    stream: socket.socket | None = None  # the envelope's connection, when it comes over TCP
+
+    def answer(out: bytes, err: bytes, code: int) -> None:
+        # "open": the envelope came whole from a stdin its harness never closed (no cat: the
+        # shell has nothing to stop).
+        ended = stream is None or _ended(stream)
+        conn.settimeout(relay.REPLY_WAIT)
+        status = b"%s %d %d %d" % (shells.served, 0 if code == 0 else 1, len(out), len(err))
+        conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
+
     if notify or piped is not None:
         with io.BytesIO() if piped is None else open(piped, "rb", buffering=0) as envelope:
             conn.sendall(shells.served + b" ready -\n")
             if _line(conn) != b"go":
                 return  # the shell gave up waiting and runs the hook itself, its stdin untouched
-            ran = relayed.run(home, pid, cwd, args, environ, envelope)
-        ended = True  # no cat: the shell has nothing to stop
+            if not relayed.run(home, pid, cwd, args, environ, envelope, answer):
+                answer(*UNRUNNABLE)
     else:
         with _listener() as data:
             data.settimeout(WAIT)
@@ -159,15 +171,9 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
             if not hmac.compare_digest(_line(stream, 64), shells.token):
                 return  # not the shell's: a process that guessed the port
             stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
-            with stream.makefile("rb", buffering=0) as envelope:
-                ran = relayed.run(home, pid, cwd, args, environ, envelope)  # type: ignore[arg-type]
-            ended = _ended(stream)
-    if ran is None:  # its folder went away after the check
-        ran = (b"", b"sciontool hook: the resident helper could not enter the hook's folder\n", 1)
-    out, err, code = ran
-    conn.settimeout(relay.REPLY_WAIT)
-    status = b"%s %d %d %d" % (shells.served, 0 if code == 0 else 1, len(out), len(err))
-    conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
+            with stream.makefile("rb", buffering=0) as received:
+                if not relayed.run(home, pid, cwd, args, environ, received, answer):  # type: ignore[arg-type]
+                    answer(*UNRUNNABLE)
 
 
 def _hello(conn: socket.socket) -> tuple[bytes, int, list[str]] | None:

@@ -257,6 +257,9 @@ KNOWN_STATE = {
     "sciontool_py.dialect.load": {"_scanner", "_LOADED"},
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
     "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
+    # the steps a relayed hook holds until it has answered: set and restored by AnswerFirst alone,
+    # in the resident helper's one thread (tests/test_deferred.py)
+    "sciontool_py.deferred": {"_held"},
 }
 
 

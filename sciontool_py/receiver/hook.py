@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from sciontool_py import gojson
+from sciontool_py.deferred import defer
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, JSONError
@@ -70,7 +71,8 @@ def apply_event(
     limits = configured_limits()
     counts: dict[str, object] | None = None
     failures: list[str] = []
-    with StateLock(home) as lock:
+    lock = StateLock(home).acquire()
+    try:
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
         counting = options is not None and event.name in _USAGE_EVENTS and _counts_usage()
@@ -118,6 +120,8 @@ def apply_event(
                 failures += agent.save(log, event, message, True, True)
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
+    finally:
+        defer(lock.release)  # after the agent's record, which may be written once answered
     if hub_configured() and revised is not None:  # the hub heard the crash: it hears the stop
         from sciontool_py.receiver.handlers.hub_update import report_end
 

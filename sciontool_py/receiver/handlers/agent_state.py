@@ -17,6 +17,7 @@ import os
 import time
 
 from sciontool_py import process, registry
+from sciontool_py.deferred import defer
 from sciontool_py.fs import attempt, regular_size
 from sciontool_py.receiver.handlers import agent_info, sessions
 
@@ -86,13 +87,16 @@ class AgentState:
         record.info = self.info
         record.state = self.state.to_value() if self.state.dirty or record.state else {}
         self.state.dirty = False
+        defer(lambda: self.write_record(log, record))
+        if info_changed:
+            attempt(failures, show, self.home, record)
+        return failures
+
+    def write_record(self, log: AgentLog, record: registry.Record) -> None:
         unsaved: list[str] = []
         attempt(unsaved, registry.write, self.home, record)
         if unsaved:
             log.write("", f"Agent record not written: {unsaved[0]}", level="WARN")
-        if info_changed:
-            attempt(failures, show, self.home, record)
-        return failures
 
 
 def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:

@@ -1,0 +1,57 @@
+"""Steps of a hook that its harness does not wait for, where the hook can answer first.
+
+A hook process answers when it exits, so there each step runs where it is
+called. The resident helper (relayed.py) sends a relayed hook's answer first
+and then the steps only this package reads: the agent's record (under the
+state lock, released after it), telemetry, the exit watcher's check. (The
+hub's report stays in place: it is Scion's, inside its containers, where
+nothing is relayed.) The helper runs one hook at a time, so the next hook
+finds them done; the harness waits for none of them.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import TracebackType
+
+_held: list[Callable[[], object]] | None = None  # inside AnswerFirst: the steps to run after it
+
+
+def defer(step: Callable[[], object]) -> None:
+    """Run STEP now, or, inside AnswerFirst, once its block (which answers) has ended."""
+    if _held is None:
+        step()
+    else:
+        _held.append(step)
+
+
+class AnswerFirst:
+    """Hold defer()'s steps back until the block ends, then run them in order: every one, also
+    when the block or a step raised (a step may release a lock); the first error is raised then."""
+
+    def __init__(self) -> None:
+        self.outer: list[Callable[[], object]] | None = None
+
+    def __enter__(self) -> AnswerFirst:
+        global _held
+        self.outer, _held = _held, []
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        global _held
+        steps, _held = _held or [], self.outer
+        error: BaseException | None = None
+        for step in steps:
+            try:
+                step()
+            except BaseException as failed:  # the steps after it still run (a lock to release)
+                error = error or failed
+        if error is not None and exc is None:
+            raise error

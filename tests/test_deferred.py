@@ -1,0 +1,89 @@
+"""A relayed hook answers first: the resident helper sends the answer once the status file is
+written, then writes the agent's record (still under the state lock) and does the rest. Real
+files in a temp HOME, the helper's own function (relayed.run), a real flock."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from standin import info, records
+
+from sciontool_py import relayed
+from sciontool_py.deferred import AnswerFirst, defer
+
+
+def locked(home: Path) -> bool:
+    """Whether another holder has HOME's state lock (fs.StateLock: a flock on the folder)."""
+    fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        assert exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK)
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def relay(home: Path, envelope: dict[str, object], seen: list[object]) -> bool:
+    """One claude hook through relayed.run, as the helper runs it; what its answer saw in SEEN."""
+    environ = {**os.environ, "HOME": str(home), "SCIONTOOL_EXIT_WATCH": "on", "SCIONTOOL_TELEMETRY": "off"}
+
+    def answer(out: bytes, err: bytes, code: int) -> None:
+        seen.append(((out, err, code), info(home).get("activity"), records(home), locked(home)))
+
+    data = io.BytesIO(json.dumps(envelope).encode())
+    return relayed.run(str(home), os.getpid(), str(home), ["--dialect=claude"], environ, data, answer)
+
+
+def test_the_answer_comes_once_the_status_is_written_and_the_record_follows_under_the_lock(
+    home: Path,
+) -> None:
+    seen: list[object] = []
+    start = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "build it"}
+    assert relay(home, start, seen)
+    before = records(home)
+    tool = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_use_id": "t1"}
+    assert relay(home, tool, seen)
+    # At the answer: the exit status, agent-info.json already says the tool runs, the agent's
+    # record is still the prompt's, and the state lock is still held for it.
+    assert seen[1] == ((b"", b"", 0), "executing", before, True)
+    # After it: the record is the tool's, and the lock is free.
+    ((key, record),) = records(home).items()
+    assert record["info"]["activity"] == "executing" and before[key]["info"]["activity"] != "executing"
+    assert not locked(home)
+
+
+def test_outside_a_relayed_hook_each_step_runs_where_it_is_called() -> None:
+    done: list[str] = []
+    defer(lambda: done.append("now"))
+    assert done == ["now"]
+
+
+def test_held_steps_run_after_the_block_in_order_every_one_even_after_a_failure() -> None:
+    done: list[str] = []
+
+    def fails() -> None:
+        done.append("fails")
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"), AnswerFirst():
+        defer(lambda: done.append("record"))
+        defer(fails)
+        defer(lambda: done.append("unlock"))
+        done.append("answer")
+    assert done == ["answer", "record", "fails", "unlock"]
+
+
+def test_the_blocks_own_error_wins_and_the_steps_still_run() -> None:
+    done: list[str] = []
+    with pytest.raises(ValueError, match="answer lost"), AnswerFirst():
+        defer(lambda: done.append("unlock"))
+        raise ValueError("answer lost")
+    assert done == ["unlock"]
