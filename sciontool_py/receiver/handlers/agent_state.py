@@ -111,7 +111,8 @@ def note(record: registry.Record, event: CanonicalEvent, now: float) -> None:
     elif name in _TURN_ENDS or (name == "status" and event.raw_name == "task_completed"):
         record.turn = False  # failed stays: the watcher's end is one too, and a late end reads it
     elif name == "model-end":
-        record.failed = bool(event.text("error"))
+        # A call the user aborted (opencode's interrupt: "Aborted") is no failure to end in error.
+        record.failed = event.text("error").strip().lower() not in ("", "aborted")
     if not record.harness and event.dialect:
         record.harness = event.dialect
 
