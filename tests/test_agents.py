@@ -175,6 +175,24 @@ def test_a_late_turns_end_leaves_the_crash_when_the_turns_model_call_failed(
     assert not any("the turn's end ran after the harness exited" in line for line in agent.log_lines)
 
 
+def test_a_harness_gone_after_the_user_aborted_its_model_call_reads_stopped(
+    agent: Agent, tmp_path: Path, harnesses: list[StandIn]
+) -> None:
+    # opencode's interrupt ends the call "Aborted" (make e2e opencode interrupt): no failed call.
+    a = start(harnesses, agent, tmp_path, "opencode")
+    a.send(
+        claude("message.updated.user", "A", prompt="build"),
+        claude("chat.params", "A", model="m"),
+        claude("session.error", "A", error="Aborted"),
+        claude("session.idle", "A"),
+    )
+    assert a.exit(0) == 0
+    assert eventually(
+        lambda: any("Session ended (reason: the harness exited" in line for line in agent.log_lines)
+    )
+    assert info(agent.home)["phase"] == "stopped"
+
+
 def test_a_harness_gone_after_its_turn_ended_on_a_failed_model_call_reads_crashed(
     agent: Agent, tmp_path: Path, harnesses: list[StandIn]
 ) -> None:
