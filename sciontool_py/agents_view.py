@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 
-from sciontool_py import process, registry
+from sciontool_py import fs, process, registry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ def _live(record: registry.Record) -> bool:
 def rows(home: str) -> list[Row]:
     """Every agent of HOME: the ones that run first, then the most recent."""
     found = []
+    fs.settled(home)
     for record in registry.records(home):
         live = not registry.ended(record) and _live(record)
         found.append(Row(record, words(record, live), live))

@@ -32,6 +32,7 @@ SCION_HOME = "/home/scion"  # Scion's fallback when HOME is unset
 MAX_STATE_BYTES = 1 << 20  # Scion caps its session-state reads at 1 MiB
 LOCK_WAIT_SECONDS = 2.0  # Scion's bound on waiting for its session-state lock
 _LOCK_POLL_SECONDS = 0.01
+SETTLE_WAIT_SECONDS = 0.5  # a reader's bound: a hook's record write after its answer takes ~1 ms
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -429,11 +430,30 @@ class FileLock(_Held):
         return self
 
 
-def _poll_for_lock(fd: int, seconds: float) -> bool:
+def settled(folder: str, wait: float = SETTLE_WAIT_SECONDS) -> None:
+    """Wait, at most `wait` seconds, until no hook holds folder's StateLock.
+
+    A relayed hook answers before it writes its agent record (deferred.py) and
+    lets the lock go only after, so a reader that waits here sees every answered
+    hook.  The lock is taken shared and dropped at once: no hook waits on a reader.
+    """
+    try:
+        fd = os.open(folder, _FOLDER)
+    except OSError:
+        return
+    try:
+        _poll_for_lock(fd, wait, fcntl.LOCK_SH)
+    except OSError:
+        pass  # no flock here: nothing to wait for
+    finally:
+        os.close(fd)
+
+
+def _poll_for_lock(fd: int, seconds: float, mode: int = fcntl.LOCK_EX) -> bool:
     deadline = time.monotonic() + seconds
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
             if time.monotonic() >= deadline:

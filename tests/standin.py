@@ -15,6 +15,7 @@ from pathlib import Path
 
 from conftest import HANG_BOUND, Agent
 
+from sciontool_py import fs
 from sciontool_py.receiver.harness_exit import MODULE
 
 # Reads lines: an envelope (JSON) goes to $HOOK on stdin, then "ok" is printed; "CHILD <json list>"
@@ -128,8 +129,11 @@ def info(home: Path) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def records(home: Path) -> dict[str, dict[str, object]]:
-    """Every agent record in HOME, by key."""
+def records(home: Path, settle: bool = True) -> dict[str, dict[str, object]]:
+    """Every agent record in HOME, by key; with settle, once no hook holds HOME's state lock (a
+    relayed hook's record is written after its answer), as `sciontool agents` reads them."""
+    if settle:
+        fs.settled(str(home))
     folder = home / ".scion" / "agents"
     found = {}
     for path in folder.glob("*.json") if folder.is_dir() else ():

@@ -9,12 +9,14 @@ import fcntl
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from standin import info, records
 
-from sciontool_py import relayed
+from sciontool_py import agents_view, relayed
 from sciontool_py.deferred import AnswerFirst, defer
 
 
@@ -36,7 +38,7 @@ def relay(home: Path, envelope: dict[str, object], seen: list[object]) -> bool:
     environ = {**os.environ, "HOME": str(home), "SCIONTOOL_EXIT_WATCH": "on", "SCIONTOOL_TELEMETRY": "off"}
 
     def answer(out: bytes, err: bytes, code: int) -> None:
-        seen.append(((out, err, code), info(home).get("activity"), records(home), locked(home)))
+        seen.append(((out, err, code), info(home).get("activity"), records(home, settle=False), locked(home)))
 
     data = io.BytesIO(json.dumps(envelope).encode())
     return relayed.run(str(home), os.getpid(), str(home), ["--dialect=claude"], environ, data, answer)
@@ -87,3 +89,29 @@ def test_the_blocks_own_error_wins_and_the_steps_still_run() -> None:
         defer(lambda: done.append("unlock"))
         raise ValueError("answer lost")
     assert done == ["unlock"]
+
+
+def test_the_agents_list_waits_for_a_hook_still_writing_its_record(home: Path) -> None:
+    # A hook that answered and still holds the lock: its record comes 0.3 s later.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _WRITES_LATE, str(home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert [row.record.session for row in agents_view.rows(str(home))] == ["s1"]
+    finally:
+        assert holder.wait(timeout=60) == 0
+
+
+_WRITES_LATE = """
+import sys, time
+from sciontool_py import fs, registry
+home = sys.argv[1]
+lock = fs.StateLock(home).acquire()
+print("held", flush=True)
+time.sleep(0.3)
+record = registry.Record(registry.session_key("s1"))
+record.session = "s1"
+registry.write(home, record)
+lock.release()
+"""
