@@ -11,7 +11,7 @@ f=${HOME:-/home/scion}/.scion/relay
 if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/dev/null &&
 	[[ $port =~ ^[0-9]{1,5}$ && $pid =~ ^[0-9]{1,10}$ && -O /proc/$pid ]] &&
 	{ exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-	if printf '%s\0' relay1 "$token" "$$" "$#" "$@" >&3 2>/dev/null &&
+	if printf '%s\0' relay2 "$token" "$$" "$#" "$@" >&3 2>/dev/null &&
 		read -r -t 15 -u 3 proof word data 2>/dev/null && [[ $proof == "$served" && $word == ready ]]; then
 		# From here the hook is the helper's: the envelope goes to it (none from a terminal).
 		if [[ $data == - ]]; then
@@ -23,7 +23,8 @@ if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/
 			{ exec 4<&0; } 2>/dev/null
 			{ printf '%s\n' "$token" && exec cat <&4 4<&-; } 2>/dev/null >"/dev/tcp/127.0.0.1/$data" &
 		fi
-		if read -r -t 30 -u 3 proof code out err open 2>/dev/null && [[ $proof == "$served" && $code == [01] &&
+		# The answer needs no proof of its own: it comes on the connection the ready proved.
+		if read -r -t 30 -u 3 code out err open 2>/dev/null && [[ $code == [01] &&
 			$out =~ ^[0-9]{1,9}$ && $err =~ ^[0-9]{1,9}$ ]]; then
 			if [[ $open == open && -n ${!-} ]]; then
 				kill "$!" 2>/dev/null # our cat, blocked on a stdin its harness never closes

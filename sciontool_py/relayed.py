@@ -33,12 +33,15 @@ def run(
     cwd: str,
     args: list[str],
     environ: dict[str, str],
-    stdin: BinaryIO,
+    stdin: Callable[[], BinaryIO | None],
     answer: Callable[[bytes, bytes, int], None],
 ) -> bool:
     """The relayed hook, as its own process (CLIENT) would have run it: ANSWER gets its stdout,
     stderr and exit status, then its deferred steps run; False (ANSWER not called) when it
-    cannot be run so (CLIENT gone, a folder it cannot enter)."""
+    cannot be run so (CLIENT gone, a folder it cannot enter) or STDIN gives no stream.
+
+    STDIN is called once the hook's folder and environment are taken: a shell sends its
+    envelope meanwhile (shell_relay.py), so taking them costs its hook nothing."""
     found = process.stat(client)
     if found is None or not runnable(home, cwd, environ):
         return False
@@ -56,7 +59,10 @@ def run(
     out, err = io.BytesIO(), io.BytesIO()
     try:
         _become(environ)
-        sys.stdin = io.TextIOWrapper(stdin)
+        envelope = stdin()
+        if envelope is None:
+            return False
+        sys.stdin = io.TextIOWrapper(envelope)
         sys.stdout = io.TextIOWrapper(out, write_through=True)
         sys.stderr = io.TextIOWrapper(err, write_through=True)
         origin = found[2]  # the hook's parent: where its harness is looked for

@@ -208,7 +208,7 @@ def serve(listener: _socket.socket, home: str) -> None:
                 import io
 
                 cwd, args, environ, data = request
-                if relayed.run(home, client, cwd, args, environ, io.BytesIO(data), answer):
+                if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer):
                     return
             conn.sendall(relay.encode([b"", b"", b"declined"]))
         except (OSError, ValueError):

@@ -12,13 +12,14 @@ listener that took a dead helper's port cannot pass for it.
 The hook runs in the shell's folder and environment, read from /proc/PID (as
 only this user and root may). A turn, on the shell's connection:
 
-    shell:  relay1 NUL TOKEN NUL PID NUL N NUL ARG NUL ... (its N arguments)
+    shell:  relay2 NUL TOKEN NUL PID NUL N NUL ARG NUL ... (its N arguments)
     helper: SERVED ready PORT LF   it will run the hook (otherwise it closes);
                                    PORT takes the envelope; "-": none goes over TCP (Codex's
                                    notify reads no stdin; a pipe the helper opens itself,
                                    through /proc/PID/fd/0)
     shell:  TOKEN LF + stdin, on a connection to PORT (or "go LF" here)
-    helper: SERVED STATUS OUT ERR [open] LF, then OUT bytes of stdout and ERR of stderr
+    helper: STATUS OUT ERR [open] LF, then OUT bytes of stdout and ERR of stderr (no proof:
+                                   the same connection as the proven ready)
                                    ("open": the envelope came whole from a stdin never
                                    closed, so the shell stops its cat, left waiting on it)
 
@@ -37,9 +38,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
     import socket
+    from typing import BinaryIO
 
 ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid, the helper's token, the shell's
-PROTOCOL = b"relay1"
+PROTOCOL = b"relay2"  # relay1 repeated the proof on the answer line
 HELLO_LIMIT = 1 << 20  # bytes: a hook's arguments, far past any real command line
 ENVIRON_LIMIT = 4 << 20  # bytes of /proc/PID/environ
 HELLO_WAIT = 1.0  # seconds for the shell's hello: it sends it as soon as it connects
@@ -53,7 +55,7 @@ class Shells:
 
     def __init__(self, sock: _socket.socket, served: bytes, token: bytes) -> None:
         self.sock = sock
-        self.served = served  # the helper's token: what proves the answer is its own
+        self.served = served  # the helper's token: what proves the `ready` (and the answer on its connection) is its own
         self.token = token  # the shell's: what proves the hello came from this user
 
 
@@ -127,6 +129,7 @@ def serve(shells: Shells, home: str) -> None:
 
 
 def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
+    import contextlib
     import hmac
     import io
 
@@ -151,29 +154,44 @@ def _serve(conn: socket.socket, shells: Shells, home: str) -> None:
         # shell has nothing to stop).
         ended = stream is None or _ended(stream)
         conn.settimeout(relay.REPLY_WAIT)
-        status = b"%s %d %d %d" % (shells.served, 0 if code == 0 else 1, len(out), len(err))
+        status = b"%d %d %d" % (0 if code == 0 else 1, len(out), len(err))
         conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
 
-    if notify or piped is not None:
-        with io.BytesIO() if piped is None else open(piped, "rb", buffering=0) as envelope:
+    asked = False  # whether relayed.run asked for the envelope
+    with contextlib.ExitStack() as held:
+        # `ready` first: the helper takes the hook's folder and environment while the shell
+        # reads it and sends the envelope (relayed.run calls envelope() after).
+        if notify or piped is not None:
+            opened: BinaryIO = io.BytesIO() if piped is None else open(piped, "rb", buffering=0)  # noqa: SIM115
+            source = held.enter_context(opened)
             conn.sendall(shells.served + b" ready -\n")
-            if _line(conn) != b"go":
-                return  # the shell gave up waiting and runs the hook itself, its stdin untouched
-            if not relayed.run(home, pid, cwd, args, environ, envelope, answer):
-                answer(*UNRUNNABLE)
-    else:
-        with _listener() as data:
+
+            def envelope() -> BinaryIO | None:
+                nonlocal asked
+                asked = True
+                # No go: the shell gave up waiting and runs the hook itself, its stdin untouched.
+                return source if _line(conn) == b"go" else None
+
+        else:
+            data = held.enter_context(_listener())
             data.settimeout(WAIT)
             conn.sendall(shells.served + b" ready %d\n" % data.getsockname()[1])
-            stream, _ = data.accept()  # a timeout: the shell gave up, its stdin is its own
-        with stream:
-            stream.settimeout(WAIT)
-            if not hmac.compare_digest(_line(stream, 64), shells.token):
-                return  # not the shell's: a process that guessed the port
-            stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
-            with stream.makefile("rb", buffering=0) as received:
-                if not relayed.run(home, pid, cwd, args, environ, received, answer):  # type: ignore[arg-type]
-                    answer(*UNRUNNABLE)
+
+            def envelope() -> BinaryIO | None:
+                nonlocal asked, stream
+                asked = True
+                stream = held.enter_context(data.accept()[0])  # a timeout: the shell gave up
+                data.close()
+                stream.settimeout(WAIT)
+                if not hmac.compare_digest(_line(stream, 64), shells.token):
+                    return None  # not the shell's: a process that guessed the port
+                stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
+                return held.enter_context(stream.makefile("rb", buffering=0))  # type: ignore[return-value]
+
+        ran = relayed.run(home, pid, cwd, args, environ, envelope, answer)
+        # Its process or folder gone: past `ready`, the shell waits for an answer, so it gets one.
+        if not ran and not asked and envelope() is not None:
+            answer(*UNRUNNABLE)
 
 
 def _hello(conn: socket.socket) -> tuple[bytes, int, list[str]] | None:

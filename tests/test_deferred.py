@@ -41,7 +41,7 @@ def relay(home: Path, envelope: dict[str, object], seen: list[object]) -> bool:
         seen.append(((out, err, code), info(home).get("activity"), records(home, settle=False), locked(home)))
 
     data = io.BytesIO(json.dumps(envelope).encode())
-    return relayed.run(str(home), os.getpid(), str(home), ["--dialect=claude"], environ, data, answer)
+    return relayed.run(str(home), os.getpid(), str(home), ["--dialect=claude"], environ, lambda: data, answer)
 
 
 def test_the_answer_comes_once_the_status_is_written_and_the_record_follows_under_the_lock(

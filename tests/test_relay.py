@@ -190,8 +190,11 @@ def test_each_hook_is_run_in_its_own_environment(agent: Agent, harness: Harness)
             timeout=60,
         )
         assert done.returncode == 0
+        if level == "debug":  # its telemetry's debug line is written after the answer
+            assert eventually(lambda: any("[DEBUG]" in line for line in agent.log_lines))
+        records(agent.home)  # settled: the hook's deferred steps are done
         counts.append(sum("[DEBUG]" in line for line in agent.log_lines))
-    assert counts[0] >= 1 and counts[1] == counts[0]  # debug lines for the first hook only
+    assert counts[1] == counts[0]  # debug lines for the first hook only
 
 
 RUNS_ONE_HOOK = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"  # a harness

@@ -204,7 +204,7 @@ def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> N
         impostor.thread.join(HANG_BOUND)
     assert (done.returncode, done.stderr) == (0, b"")
     assert info(agent.home)["activity"] == "thinking"  # run by the hook itself
-    assert impostor.got.startswith(b"relay1\0token\0")  # the hello, and nothing of the envelope
+    assert impostor.got.startswith(b"relay2\0token\0")  # the hello, and nothing of the envelope
     assert b"secret" not in impostor.got
 
 
@@ -213,8 +213,10 @@ def test_a_hello_without_the_token_or_a_stalled_one_gets_nothing_and_costs_the_n
 ) -> None:
     port = int(address(agent)[0])
     hellos = [
-        b"relay1\0wrong\0%d\0002\0x\0hook\0" % os.getpid(),
+        b"relay2\0wrong\0%d\0002\0x\0hook\0" % os.getpid(),
         b"relay2\0" + address(agent)[3].encode() + b"\0",
+        # an older relay.bash, mid-upgrade: it would read the answer line as relay1's
+        b"relay1\0" + address(agent)[3].encode() + b"\0%d\0002\0x\0hook\0" % os.getpid(),
         b"\0" * (2 << 20),
         b"",  # connects and says nothing
     ]

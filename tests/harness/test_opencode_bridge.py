@@ -259,7 +259,7 @@ print(f"spy alive: {alive}")
 """
 REUSE_DRIVER = """\
 import { SciontoolBridge } from "./bridge.mjs";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 const hooks = await SciontoolBridge({});
 await hooks.event({ event: { type: "session.created", properties: { sessionID: "ses_1", info: { id: "ses_1" } } } });
 const parent = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
@@ -270,7 +270,9 @@ const watcher = readdirSync("/proc").find((pid) => {
     return false;
   }
 });
-writeFileSync("watcher.pid", String(watcher));
+// Whole or absent: the script reads it as soon as it exists.
+writeFileSync("watcher.pid.part", String(watcher));
+renameSync("watcher.pid.part", "watcher.pid");
 while (!existsSync("go")) await new Promise((done) => setTimeout(done, 20));
 await hooks.event({ event: { type: "server.instance.disposed", properties: {} } });
 """
