@@ -55,7 +55,7 @@ class Shells:
 
     def __init__(self, sock: _socket.socket, served: bytes, token: bytes) -> None:
         self.sock = sock
-        self.served = served  # the helper's token: what proves the `ready` (and the answer on its connection) is its own
+        self.served = served  # the helper's token: proves its `ready` (the answer follows on it)
         self.token = token  # the shell's: what proves the hello came from this user
 
 
