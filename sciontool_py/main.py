@@ -7,12 +7,13 @@ import sys
 
 def entry() -> int:
     """The `sciontool` program (its console script, `python -m sciontool_py`): main(), except
-    that a hook the resident helper ran ends at once, without the interpreter's teardown (about
-    3 ms of a hook the harness waits for): nothing of it is left in this process to finish."""
-    return main(exit_relayed=True)
+    that a hook ends at once, without the interpreter's teardown: about 3 ms of a hook the
+    harness waits for, and no thread the hook left (a hub call abandoned at its deadline) can
+    wake into a finalizing interpreter. Nothing of a hook is left in this process to finish."""
+    return main(exit_hook=True)
 
 
-def main(exit_relayed: bool = False) -> int:
+def main(exit_hook: bool = False) -> int:
     from sciontool_py.console import ensure_std_fds
 
     ensure_std_fds()
@@ -27,13 +28,16 @@ def main(exit_relayed: bool = False) -> int:
     if args and args[0] == "hook":
         relayed = _relay(args[1:])
         if relayed is not None:
-            if exit_relayed:
+            if exit_hook:
                 _exit_now(relayed)
             return relayed
     if args and args[0] in ("hook", "status", "normalize"):
         from sciontool_py import fastpath
 
-        return fastpath.run(args[0], args[1:])
+        code = fastpath.run(args[0], args[1:])
+        if exit_hook and args[0] == "hook" and "coverage" not in sys.modules:
+            _exit_now(code)  # (coverage.py, measuring the suite, saves its data in the teardown)
+        return code
     if args and args[0] == "run":  # its command's arguments are the command's, never typer's
         from sciontool_py.run import main as run_main
 

@@ -22,6 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+_started: list[int] = []  # pids of start_detached, until _reap_ended collects them
 PROBE_WAIT_SECONDS = 0.02  # a loopback answers in microseconds; no answer counts as listening
 WORKER_FD = 3  # where the worker finds the spool folder, locked for it
 # COVERAGE_: coverage.py's subprocess measurement (the suite's coverage of the detached processes).
@@ -94,6 +95,7 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None, i
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
+    _reap_ended()
     _close_on_exec(handed_fd)
     spare = -1
     if handed_fd is not None:
@@ -107,9 +109,7 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None, i
     finally:
         if spare >= 0:
             os.close(spare)
-    import _thread
-
-    _thread.start_new_thread(_reap, (pid,))  # a caller that lives on (agentino) keeps no zombie
+    _started.append(pid)
     return pid
 
 
@@ -138,8 +138,15 @@ def worker_environment(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
+def _reap_ended() -> None:
+    """Collect the processes started here that have ended: a caller that lives on (agentino, ADK)
+    keeps no zombie past its next start. No thread waits for them: a daemon thread that wakes
+    while the interpreter finalizes can crash it (CPython before 3.14; the likely cause of a
+    hook's SIGSEGV on CPython 3.10 in CI, when the worker ended as the hook did)."""
+    for pid in list(_started):
+        try:
+            ended = os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:
+            ended = True  # reaped by the caller's own wait
+        if ended:
+            _started.remove(pid)
