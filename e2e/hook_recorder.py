@@ -33,6 +33,9 @@ def record() -> int:
     log_path = os.path.join(os.environ["HOME"], "agent.log")
     with open(os.environ["E2E_CALLS"], "a", encoding="utf-8") as out:
         if os.environ.get("E2E_SERIAL"):
+            from sciontool_py import turns
+
+            turns.wait()  # a hook its harness did not wait for takes the lock after the earlier
             fcntl.flock(out, fcntl.LOCK_EX)
         logged = _size(log_path)
         began = time.time()

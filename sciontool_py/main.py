@@ -26,6 +26,9 @@ def main(exit_hook: bool = False) -> int:
         return 1
     args = sys.argv[1:]
     if args and args[0] == "hook":
+        from sciontool_py import turns
+
+        turns.wait()  # after the hooks its harness started before it and did not wait for
         relayed = _relay(args[1:])
         if relayed is not None:
             if exit_hook:

@@ -62,9 +62,36 @@ def harness_index(chain: list[tuple[int, int, bytes]]) -> int:
     """The index in CHAIN (ancestors, nearest first) of the harness: the first that is neither a
     shell, a wrapper, nor a program running `sciontool ... hook`; -1 when none is."""
     for i, (pid, _, comm) in enumerate(chain):
-        if comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid):
+        if _is_harness(pid, comm):
             return i
     return -1
+
+
+def up_to_harness(pid: int) -> list[tuple[int, int, bytes]] | None:
+    """(pid, start time, comm) of PID and of each ancestor up to its harness, which comes last
+    (looked for from PID's parent, as harness_index does); None when there is none."""
+    chain: list[tuple[int, int, bytes]] = []
+    current = pid
+    while len(chain) <= MAX_DEPTH and current > 1:
+        found = stat(current)
+        if found is None:
+            return None
+        comm, _, ppid, start = found
+        chain.append((current, start, comm))
+        if len(chain) > 1 and _is_harness(current, comm):
+            return chain
+        current = ppid
+    return None
+
+
+def runs_a_hook_stage(comm: bytes) -> bool:
+    """Whether a process of this name may be a step of a hook: a shell, a wrapper, sciontool or a
+    Python running it (a harness's other children, its servers and tools, are none of these)."""
+    return comm in _SHELLS or comm in _WRAPPERS or comm.startswith((b"python", b"sciontool"))
+
+
+def _is_harness(pid: int, comm: bytes) -> bool:
+    return comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid)
 
 
 def _runs_a_hook(pid: int) -> bool:

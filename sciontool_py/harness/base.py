@@ -148,8 +148,12 @@ class ClaudeShapedHarness(SettingsHarness):
 
     tool_events: frozenset[str] = frozenset()  # the events whose matcher is the tool name
 
+    def hook(self, event: str, command: str) -> dict[str, object]:
+        """The hook object in EVENT's entry."""
+        return {"type": "command", "command": command}
+
     def entry(self, event: str, command: str) -> dict[str, object]:
-        hook = {"type": "command", "command": command}
+        hook = self.hook(event, command)
         if event in self.tool_events:
             return {"matcher": "*", "hooks": [hook]}
         return {"hooks": [hook]}

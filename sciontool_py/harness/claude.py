@@ -40,6 +40,11 @@ TOOL_EVENTS = frozenset(
     ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied")
 )
 
+# The events after which Claude Code may end the turn or exit: it waits for these hooks, and each
+# of them waits for every earlier one (turns.py), so none is cut off. It runs the others in the
+# background ("async"), as it ran an observer hook: they cost it a process start, not the hook.
+WAITED = frozenset(("Stop", "StopFailure", "SessionEnd"))
+
 
 class Claude(ClaudeShapedHarness):
     name = "claude"
@@ -48,3 +53,9 @@ class Claude(ClaudeShapedHarness):
     tool_events = TOOL_EVENTS
     project_file = ".claude/settings.json"
     user_file = ".claude/settings.json"
+
+    def hook(self, event: str, command: str) -> dict[str, object]:
+        hook = super().hook(event, command)
+        if event not in WAITED:
+            hook["async"] = True
+        return hook

@@ -1,0 +1,121 @@
+"""A hook's turn: after every earlier hook its harness started and did not wait for.
+
+Claude Code runs a hook marked `"async": true` without waiting for it (`harness
+install` marks every event but those that end a turn, docs/harnesses.md), so
+two of its hooks can run at once and the later can reach the state first: a
+tool's end before its start leaves the agent executing. A harness starts each
+hook as a child process of its own (`sh -c COMMAND`), in the order of the
+events, each running `sciontool hook` with the same arguments (through a shell,
+the relay, then sciontool itself, its command line changing as each execs the
+next). So a hook's turn comes once no earlier child of its harness running a
+hook with its arguments still runs: every earlier event has been applied then.
+A hook in its own process waits for it (wait); the resident helper, which runs
+the shell relay's hooks one at a time, serves a waiting hook once its earlier
+ones are served (Turn.earlier).
+
+Bounded: a hook that waited TURN_WAIT goes ahead, out of order rather than
+never. A harness that waits for every hook has no earlier child running, and a
+hook run by hand (its parent a terminal's shell) is no hook child of a harness.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sciontool_py import process
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
+
+Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
+TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
+POLL = 0.002  # seconds between two looks at the harness's children
+_CMDLINE_LIMIT = 64 << 10
+
+
+class Turn:
+    """The hook's place among its harness's children: SPAWN, the child it runs under."""
+
+    def __init__(self, spawn: Spawn, harness: int, arguments: bytes) -> None:
+        self.spawn = spawn
+        self.harness = harness
+        self.arguments = arguments  # the hook's, after `sciontool hook`
+
+    def earlier(self, done: Container[Spawn] = ()) -> list[Spawn]:
+        """The earlier hook children of the harness still running and not in DONE."""
+        found = []
+        for pid in _children(self.harness):
+            if pid == self.spawn[0]:
+                continue
+            seen = process.stat(pid)
+            if seen is None or seen[1] in (b"Z", b"X") or not process.runs_a_hook_stage(seen[0]):
+                continue
+            spawn = (pid, seen[3])
+            # Started before (the same clock tick: the lower pid, as pids are handed out in order).
+            before = (seen[3], pid) < (self.spawn[1], self.spawn[0])
+            if before and spawn not in done and _arguments(_cmdline(pid)) == self.arguments:
+                found.append(spawn)
+        return found
+
+
+def of(pid: int) -> Turn | None:
+    """The turn of the hook process PID (or one of its descendants); None when it runs under no
+    harness as a hook."""
+    chain = process.up_to_harness(pid)
+    if chain is None:
+        return None
+    spawn_pid, start, _ = chain[-2]
+    arguments = _arguments(_cmdline(spawn_pid))
+    if arguments is None:
+        return None  # not started as a hook (a terminal's shell, where it was typed)
+    return Turn((spawn_pid, start), chain[-1][0], arguments)
+
+
+def wait() -> None:
+    """Return once the earlier hooks of this process's harness have ended, or TURN_WAIT has
+    passed."""
+    turn = of(os.getpid())
+    if turn is None or not turn.earlier():
+        return
+    import time
+
+    deadline = time.monotonic() + TURN_WAIT
+    while time.monotonic() < deadline:
+        time.sleep(POLL)
+        if not turn.earlier():
+            return
+
+
+def _children(pid: int) -> list[int]:
+    """PID's children, from each of its threads' children list (Linux 3.5 and newer)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listed:
+                found += [int(child) for child in listed.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as proc:
+            return proc.read(_CMDLINE_LIMIT)
+    except OSError:
+        return b""
+
+
+def _arguments(cmdline: bytes) -> bytes | None:
+    """What follows `sciontool hook` (or `sciontool_py hook`, `.../sciontool' hook`) in a command
+    line, `sh -c`'s one string or a program's arguments; None where no hook is run."""
+    words = [word.strip(b"'\"") for word in cmdline.replace(b"\0", b" ").split()]
+    for i in range(len(words) - 1, 0, -1):
+        if words[i] == b"hook" and b"sciontool" in words[i - 1].rpartition(b"/")[2]:
+            return b" ".join(words[i + 1 :])
+    return None

@@ -1,0 +1,161 @@
+"""A harness that does not wait for its hooks (Claude Code's "async"), with real processes: each
+hook is a `sh -c` child of the harness, started in the order of the events, and the earlier one
+may reach sciontool last. The later waits for its turn, in its own process and in the resident
+helper (through the shell relay), so the files say the events in the order they happened; a
+stuck earlier hook holds the later one back for turns.TURN_WAIT at most."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import HANG_BOUND, Agent
+from standin import eventually, info
+from test_relay import HOOK, SESSION, claude, log_messages, resident_runs
+from test_shell_relay import GONE, SHELL, address
+
+from sciontool_py import turns
+
+PRE, POST = SESSION[2], SESSION[3]
+RAN, DONE = "[executing] Running tool: Bash", "[working] Tool Bash completed"
+
+
+def said(agent: Agent) -> list[str]:
+    """agent.log's messages, without their time and level."""
+    return [line.split("] ", 2)[-1] for line in log_messages(agent)]
+
+
+class Unwaited:
+    """A harness that starts each hook as `sh -c` after DELAY seconds (the same command line for
+    every event, as a harness's hooks have) and waits for none until told."""
+
+    SCRIPT = """\
+import json, os, subprocess, sys
+started = []
+for line in sys.stdin:
+    order = json.loads(line)
+    if order == "wait":
+        done = [p.wait() for p in started]
+        started.clear()
+        print(json.dumps(done), flush=True)
+        continue
+    if order == "kill":
+        for p in started:
+            p.kill()
+            p.wait()
+        continue
+    argv, data, delay = order
+    proc = subprocess.Popen(
+        ["sh", "-c", 'sleep "$DELAY"; exec "$@"', "sh", *argv],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "DELAY": str(delay)},
+    )
+    proc.stdin.write(data.encode())
+    proc.stdin.close()
+    started.append(proc)
+    print(proc.pid, flush=True)
+"""
+
+    def __init__(self, agent: Agent, tmp_path: Path, prefix: list[str], **env: str) -> None:
+        self.prefix = prefix
+        script = tmp_path / "unwaited.py"
+        script.write_text(self.SCRIPT)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            env={**agent.env, **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=agent.home,
+        )
+
+    def say(self, order: object) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(order) + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline() if order != "kill" else ""
+
+    def fire(self, envelope: dict[str, object], delay: float = 0.0) -> int:
+        """Start the hook for ENVELOPE, its program after DELAY seconds; its shell's pid."""
+        return int(self.say([[*self.prefix, "--dialect=claude"], json.dumps(envelope), delay]))
+
+    def wait(self) -> list[int]:
+        return list(json.loads(self.say("wait")))
+
+    def close(self) -> None:
+        self.say("kill")
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.proc.stdout.close()
+
+
+@pytest.fixture
+def alone(agent: Agent, tmp_path: Path) -> Iterator[Unwaited]:
+    """Every hook in its own process: no resident helper."""
+    harness = Unwaited(agent, tmp_path, HOOK, SCIONTOOL_EXIT_WATCH="off")
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+@pytest.fixture
+def relayed(agent: Agent, tmp_path: Path) -> Iterator[Unwaited]:
+    """The first hook in its own process starts the resident; each later one goes through
+    relay.bash to a program that cannot start (so it ran only if the helper ran it)."""
+    harness = Unwaited(agent, tmp_path, HOOK, SCIONTOOL_EXIT_WATCH="on")
+    try:
+        harness.fire(SESSION[0])
+        assert harness.wait() == [0]
+        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 4)
+        harness.prefix = [*SHELL, *GONE]
+        yield harness
+    finally:
+        harness.close()
+
+
+def test_a_tools_end_that_comes_first_waits_for_its_start_in_its_own_process(
+    agent: Agent, alone: Unwaited
+) -> None:
+    alone.fire(SESSION[0])
+    alone.fire(PRE, delay=0.5)  # its sciontool starts after the next event's
+    alone.fire(POST)
+    assert alone.wait() == [0, 0, 0]
+    assert said(agent)[-2:] == [RAN, DONE]
+    assert info(agent.home)["activity"] == "working"  # not left executing a finished tool
+
+
+def test_the_helper_serves_the_shells_hooks_in_the_order_their_harness_started_them(
+    agent: Agent, relayed: Unwaited
+) -> None:
+    relayed.fire(claude("UserPromptSubmit", prompt="list the files"), delay=0.6)
+    relayed.fire(PRE, delay=0.3)
+    relayed.fire(POST)
+    relayed.fire(SESSION[4])
+    assert relayed.wait() == [0, 0, 0, 0]  # each relayed: the program itself cannot start
+    assert said(agent)[1:] == [
+        "[thinking] User prompt: list the files",
+        RAN,
+        DONE,
+        "[working] Tool execution completed",  # PostToolBatch
+    ]
+    assert info(agent.home)["activity"] == "thinking"
+
+
+def test_a_stuck_earlier_hook_holds_the_next_back_for_the_bound_and_no_longer(
+    agent: Agent, alone: Unwaited
+) -> None:
+    alone.fire(SESSION[0])
+    assert alone.wait() == [0]
+    alone.fire(PRE, delay=HANG_BOUND * 3)  # its sciontool starts long after this test's end
+    began = time.monotonic()
+    alone.fire(POST)
+    assert eventually(lambda: said(agent)[-1:] == [DONE])
+    assert time.monotonic() - began >= turns.TURN_WAIT  # it waited its bound for the stuck one
+    assert RAN not in said(agent)  # which is still stuck (the fixture ends it)
