@@ -40,10 +40,11 @@ TOOL_EVENTS = frozenset(
     ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied")
 )
 
-# The events after which Claude Code may end the turn or exit: it waits for these hooks, and each
-# of them waits for every earlier one (turns.py), so none is cut off. It runs the others in the
-# background ("async"), as it ran an observer hook: they cost it a process start, not the hook.
-WAITED = frozenset(("Stop", "StopFailure", "SessionEnd"))
+# Claude Code waits for these hooks, and each of them waits for every earlier one (turns.py): the
+# ones after which it asks the person (the status says so before the prompt shows) or may end the
+# turn or exit (no event is cut off). The others it runs in the background ("async"): they cost
+# it a process start, not the hook.
+WAITED = frozenset(("PermissionRequest", "Notification", "Stop", "StopFailure", "SessionEnd"))
 
 
 class Claude(ClaudeShapedHarness):

@@ -398,7 +398,8 @@ def test_claude_matcher_only_on_tool_events_and_waits_only_at_a_turn_s_end(
     assert harness_here(home, "install", "claude", "--project", str(project)).returncode == 0
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     tool_events = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
-    waited = {"Stop", "StopFailure", "SessionEnd"}  # Claude Code may exit after these
+    # A person is asked after the first two; Claude Code may exit after the others.
+    waited = {"PermissionRequest", "Notification", "Stop", "StopFailure", "SessionEnd"}
     for event, [group] in hooks.items():
         assert group.get("matcher") == ("*" if event in tool_events else None)
         hook = {"type": "command", "command": wired("sciontool hook --dialect=claude")}
@@ -445,3 +446,26 @@ def test_gemini_is_not_wired_for_the_per_chunk_after_model_and_an_older_wiring_i
     assert json.loads(settings.read_text())["hooks"]["AfterModel"] == [{"hooks": [mine]}]
     harness_here(home, "uninstall", "gemini", "--project", str(project), "--command", "sciontool")
     assert json.loads(settings.read_text()) == json.loads(original)
+
+
+def test_an_earlier_claude_install_is_made_async_by_the_next_with_one_entry_an_event(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
+    """What install wrote before hooks ran in the background: each of ours is replaced, a user's
+    own hook in the same event is kept as it was."""
+    project, home = dirs
+    command = wired("sciontool hook --dialect=claude")
+    mine = {"type": "command", "command": "notify-send done"}
+    earlier = {
+        "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": command}, mine]}],
+    }
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": earlier}))
+    done = harness_here(home, "install", "claude", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks["PreToolUse"] == [
+        {"matcher": "*", "hooks": [{"type": "command", "command": command, "async": True}]}
+    ]
+    assert hooks["Stop"] == [{"hooks": [mine]}, {"hooks": [{"type": "command", "command": command}]}]
