@@ -26,14 +26,14 @@ def main(exit_hook: bool = False) -> int:
         return 1
     args = sys.argv[1:]
     if args and args[0] == "hook":
-        from sciontool_py import turns
-
-        turns.wait()  # after the hooks its harness started before it and did not wait for
-        relayed = _relay(args[1:])
+        relayed = _relay(args[1:])  # the helper runs it in its turn (turns.py)
         if relayed is not None:
             if exit_hook:
                 _exit_now(relayed)
             return relayed
+        from sciontool_py import turns
+
+        turns.wait()  # here: after the hooks its harness started before it and did not wait for
     if args and args[0] in ("hook", "status", "normalize"):
         from sciontool_py import fastpath
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py import process, registry, relay, relayed, shell_relay
+from sciontool_py import process, registry, relay, relayed, shell_relay, turns
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -178,32 +178,52 @@ def _close(fd: int) -> None:
         os.close(fd)
 
 
-def serve(listener: _socket.socket, home: str) -> None:
-    """Run one relayed hook: read its request, run it, send back its stdout, stderr and exit
-    status; decline (the hook then runs in its own process) what cannot be run as it would run."""
+def serve(listener: _socket.socket, home: str, served: turns.Served) -> None:
+    """Run the relayed hooks, each in its turn (turns.in_order): read its request, run it, send
+    back its stdout, stderr and exit status; decline (the hook then runs in its own process)
+    what cannot be run as it would run."""
+    turns.in_order(listener.fileno(), lambda: _take(listener, home), served)
+
+
+def _take(listener: _socket.socket, home: str) -> turns.Waiting | None:
+    """The next hook's request, read whole (it has read its stdin already); None for anything
+    else."""
     import socket
 
     try:
         fd, _ = listener._accept()  # type: ignore[attr-defined]
     except OSError:
-        return  # it gave up meanwhile
+        return None  # it gave up meanwhile
     conn = socket.socket(fileno=fd)
-    with conn:
-        try:
-            conn.setblocking(True)
-            conn.settimeout(READ_WAIT)
-            if relay.peer_uid(conn) != os.geteuid():
-                return  # another user's process: never its hook
+    try:
+        conn.setblocking(True)
+        conn.settimeout(READ_WAIT)
+        if relay.peer_uid(conn) == os.geteuid():  # another user's process: never its hook
             client = relay.peer_pid(conn)
             size = int.from_bytes(_read_exactly(conn, 8), "big")
-            if size > REQUEST_LIMIT:
-                return
-            request = unpack(relay.decode(_read_exactly(conn, size)))
+            if size <= REQUEST_LIMIT:
+                request = unpack(relay.decode(_read_exactly(conn, size)))
+                return turns.of(client), lambda: _run(conn, client, request, home)
+    except (OSError, ValueError):
+        pass  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
+    conn.close()
+    return None
 
-            def answer(out: bytes, err: bytes, code: int) -> None:
-                conn.sendall(relay.encode([out, err, str(code).encode()]))
-                conn.shutdown(socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
 
+def _run(
+    conn: socket.socket,
+    client: int,
+    request: tuple[str, list[str], dict[str, str], bytes] | None,
+    home: str,
+) -> None:
+    import socket
+
+    def answer(out: bytes, err: bytes, code: int) -> None:
+        conn.sendall(relay.encode([out, err, str(code).encode()]))
+        conn.shutdown(socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
+
+    with conn:
+        try:
             if request is not None:
                 import io
 
@@ -212,7 +232,7 @@ def serve(listener: _socket.socket, home: str) -> None:
                     return
             conn.sendall(relay.encode([b"", b"", b"declined"]))
         except (OSError, ValueError):
-            return  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
+            return  # the hook is gone: it runs by itself, or not at all
 
 
 def _read_exactly(conn: socket.socket, size: int) -> bytes:
@@ -253,10 +273,11 @@ def main(argv: list[str]) -> int:
     listener = None if scion else listen(home)
     shells = None if scion else shell_relay.listen(home)
     servers: dict[int, Callable[[], None]] = {}
+    served = turns.Served()  # one for both: a harness's hooks may come either way
     if listener is not None:
-        servers[listener.fileno()] = lambda: serve(listener, home)
+        servers[listener.fileno()] = lambda: serve(listener, home, served)
     if shells is not None:
-        servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home)
+        servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home, served)
 
     def stop() -> None:
         if shells is not None:

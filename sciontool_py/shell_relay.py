@@ -46,40 +46,17 @@ HELLO_LIMIT = 1 << 20  # bytes: a hook's arguments, far past any real command li
 ENVIRON_LIMIT = 4 << 20  # bytes of /proc/PID/environ
 HELLO_WAIT = 1.0  # seconds for the shell's hello: it sends it as soon as it connects
 WAIT = 5.0  # seconds for the shell's next steps (its go, its envelope's connection: a fork)
-DONE_KEPT = 256  # hook children remembered as served: far more than one harness has at once
 # The answer when the hook's folder went away after the check (or its process did).
 UNRUNNABLE = (b"", b"sciontool hook: the resident helper could not enter the hook's folder\n", 1)
 
 
 class Shells:
-    """The listening socket, the tokens written beside its port, and the hooks served lately."""
+    """The listening socket, and the tokens written beside its port."""
 
     def __init__(self, sock: _socket.socket, served: bytes, token: bytes) -> None:
         self.sock = sock
         self.served = served  # the helper's token: proves its `ready` (the answer follows on it)
         self.token = token  # the shell's: what proves the hello came from this user
-        # The hook children (turns.py) whose hooks this helper ran: such a shell may still be
-        # exiting when the next hook's turn is looked at. Oldest first, at most DONE_KEPT.
-        self.done: dict[turns.Spawn, None] = {}
-
-    def ran(self, spawn: turns.Spawn) -> None:
-        self.done[spawn] = None
-        if len(self.done) > DONE_KEPT:
-            del self.done[next(iter(self.done))]
-
-
-class Arrival:
-    """A shell that said a valid hello: its connection, pid, hook arguments and turn."""
-
-    def __init__(self, conn: socket.socket, pid: int, argv: list[str], turn: turns.Turn | None) -> None:
-        self.conn = conn
-        self.pid = pid
-        self.argv = argv
-        self.turn = turn
-
-    def order(self) -> tuple[int, int]:
-        """Hooks in the order their harnesses started them; one with no turn as it came."""
-        return (self.turn.spawn[1], self.turn.spawn[0]) if self.turn is not None else (0, 0)
 
 
 def listen(home: str) -> Shells | None:
@@ -132,42 +109,13 @@ def withdraw(home: str, shells: Shells) -> None:
     shells.sock.close()
 
 
-def serve(shells: Shells, home: str) -> None:
-    """Take the shells' hooks: run each and answer, or close before `ready` (the shell runs it).
-    A hook whose harness did not wait for the one before (turns.py) waits until that one has
-    come and been served, or has ended, for at most turns.TURN_WAIT; the hooks that come
-    meanwhile are taken, to be served in their harness's order."""
-    import select
-    import time
-
-    first = _arrive(shells)
-    if first is None:
-        return
-    waiting = [first]
-    deadline = time.monotonic() + turns.TURN_WAIT
-    poller = select.poll()
-    poller.register(shells.sock.fileno(), select.POLLIN)
-    while waiting:
-        waiting.sort(key=Arrival.order)
-        late = time.monotonic() >= deadline
-        head = next((a for a in waiting if late or a.turn is None or not a.turn.earlier(shells.done)), None)
-        if head is None:  # each waits for one that has not come yet
-            if poller.poll(turns.POLL * 1000):
-                came = _arrive(shells)
-                if came is not None:
-                    waiting.append(came)
-            continue
-        waiting.remove(head)
-        try:
-            with head.conn:
-                _serve(head, shells, home)
-        except (OSError, ValueError):  # a timeout is an OSError
-            pass  # the shell is gone, or sent what relay.bash never sends
-        if head.turn is not None:
-            shells.ran(head.turn.spawn)
+def serve(shells: Shells, home: str, served: turns.Served) -> None:
+    """Take the shells' hooks, each in its turn (turns.in_order): run it and answer, or close
+    before `ready` (the shell runs it)."""
+    turns.in_order(shells.sock.fileno(), lambda: _arrive(shells, home), served)
 
 
-def _arrive(shells: Shells) -> Arrival | None:
+def _arrive(shells: Shells, home: str) -> turns.Waiting | None:
     """The next shell, once its hello proved it read the address file; None for anything else."""
     import hmac
     import socket
@@ -185,19 +133,26 @@ def _arrive(shells: Shells) -> Arrival | None:
         if hello is not None and hmac.compare_digest(hello[0], shells.token):
             pid, argv = hello[1], hello[2]
             if "hook" in argv and _owner(f"/proc/{pid}") == os.geteuid():
-                return Arrival(conn, pid, argv, turns.of(pid))
+
+                def run() -> None:
+                    try:
+                        with conn:
+                            _serve(conn, pid, argv, shells, home)
+                    except (OSError, ValueError):  # a timeout is an OSError
+                        pass  # the shell is gone, or sent what relay.bash never sends
+
+                return turns.of(pid), run
     except (OSError, ValueError):
         pass  # the shell is gone, or sent what relay.bash never sends
     conn.close()
     return None
 
 
-def _serve(arrival: Arrival, shells: Shells, home: str) -> None:
+def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home: str) -> None:
     import contextlib
     import hmac
     import io
 
-    conn, pid, argv = arrival.conn, arrival.pid, arrival.argv
     conn.settimeout(WAIT)
     args = argv[argv.index("hook") + 1 :]
     positional = relay.relayable(args)

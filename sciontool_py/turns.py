@@ -10,8 +10,8 @@ the relay, then sciontool itself, its command line changing as each execs the
 next). So a hook's turn comes once no earlier child of its harness running a
 hook with its arguments still runs: every earlier event has been applied then.
 A hook in its own process waits for it (wait); the resident helper, which runs
-the shell relay's hooks one at a time, serves a waiting hook once its earlier
-ones are served (Turn.earlier).
+relayed hooks one at a time, serves a waiting hook once its earlier ones are
+served (in_order).
 
 Bounded: a hook that waited TURN_WAIT goes ahead, out of order rather than
 never. A harness that waits for every hook has no earlier child running, and a
@@ -26,12 +26,16 @@ from sciontool_py import process
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Callable, Container
+
+    # A hook taken from a listening socket: its turn (None: it waits for none), what serves it.
+    Waiting = tuple["Turn | None", Callable[[], None]]
 
 Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
 TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
 POLL = 0.002  # seconds between two looks at the harness's children
 _CMDLINE_LIMIT = 64 << 10
+DONE_KEPT = 256  # hook children remembered as served: far more than one harness runs at once
 
 
 class Turn:
@@ -57,6 +61,54 @@ class Turn:
             if before and spawn not in done and _arguments(_cmdline(pid)) == self.arguments:
                 found.append(spawn)
         return found
+
+
+class Served:
+    """The hook children whose hooks a helper ran, oldest first, the last DONE_KEPT of them: such
+    a child may still be exiting when the next hook's turn is looked at."""
+
+    def __init__(self) -> None:
+        self.spawns: dict[Spawn, None] = {}
+
+    def __contains__(self, spawn: object) -> bool:
+        return spawn in self.spawns
+
+    def add(self, spawn: Spawn) -> None:
+        self.spawns[spawn] = None
+        if len(self.spawns) > DONE_KEPT:
+            del self.spawns[next(iter(self.spawns))]
+
+
+def in_order(listening: int, take: Callable[[], Waiting | None], served: Served) -> None:
+    """Serve the hook TAKE takes from LISTENING, and each that comes while one waits for its
+    turn, in their harnesses' order: each once every earlier hook of its harness is served or
+    has ended, or TURN_WAIT after the first was taken."""
+    import select
+    import time
+
+    first = take()
+    if first is None:
+        return
+    waiting = [first]
+    deadline = time.monotonic() + TURN_WAIT
+    poller = select.poll()
+    poller.register(listening, select.POLLIN)
+    while waiting:
+        # Started first, first (the same tick: the lower pid); one waiting for none, at once.
+        waiting.sort(key=lambda hook: (hook[0].spawn[1], hook[0].spawn[0]) if hook[0] else (0, 0))
+        late = time.monotonic() >= deadline
+        head = next((h for h in waiting if late or h[0] is None or not h[0].earlier(served)), None)
+        if head is None:  # each waits for one that has not come yet
+            if poller.poll(POLL * 1000):
+                came = take()
+                if came is not None:
+                    waiting.append(came)
+            continue
+        waiting.remove(head)
+        turn, serve = head
+        serve()
+        if turn is not None:
+            served.add(turn.spawn)
 
 
 def of(pid: int) -> Turn | None:

@@ -105,16 +105,18 @@ def alone(agent: Agent, tmp_path: Path) -> Iterator[Unwaited]:
         harness.close()
 
 
-@pytest.fixture
-def relayed(agent: Agent, tmp_path: Path) -> Iterator[Unwaited]:
-    """The first hook in its own process starts the resident; each later one goes through
-    relay.bash to a program that cannot start (so it ran only if the helper ran it)."""
+@pytest.fixture(params=["shell relay", "unix relay"])
+def relayed(agent: Agent, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Unwaited]:
+    """The first hook in its own process starts the resident; each later one goes to it through
+    relay.bash to a program that cannot start (so it ran only if the helper ran it), or from a
+    Python hook process over the HOME's unix socket."""
     harness = Unwaited(agent, tmp_path, HOOK, SCIONTOOL_EXIT_WATCH="on")
     try:
         harness.fire(SESSION[0])
         assert harness.wait() == [0]
         assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 4)
-        harness.prefix = [*SHELL, *GONE]
+        if request.param == "shell relay":
+            harness.prefix = [*SHELL, *GONE]
         yield harness
     finally:
         harness.close()
@@ -131,14 +133,14 @@ def test_a_tools_end_that_comes_first_waits_for_its_start_in_its_own_process(
     assert info(agent.home)["activity"] == "working"  # not left executing a finished tool
 
 
-def test_the_helper_serves_the_shells_hooks_in_the_order_their_harness_started_them(
+def test_the_helper_serves_relayed_hooks_in_the_order_their_harness_started_them(
     agent: Agent, relayed: Unwaited
 ) -> None:
     relayed.fire(claude("UserPromptSubmit", prompt="list the files"), delay=0.6)
     relayed.fire(PRE, delay=0.3)
     relayed.fire(POST)
     relayed.fire(SESSION[4])
-    assert relayed.wait() == [0, 0, 0, 0]  # each relayed: the program itself cannot start
+    assert relayed.wait() == [0, 0, 0, 0]  # through the shell each relayed: GONE cannot start
     assert said(agent)[1:] == [
         "[thinking] User prompt: list the files",
         RAN,
