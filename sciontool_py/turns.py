@@ -106,6 +106,9 @@ def in_order(listening: int, take: Callable[[], Waiting | None], served: Served)
             continue
         waiting.remove(head)
         turn, serve = head
+        if late and turn is not None:
+            for spawn in turn.earlier(served):
+                served.add(spawn)  # waited for once: no later hook waits for it again
         serve()
         if turn is not None:
             served.add(turn.spawn)
@@ -164,10 +167,18 @@ def _cmdline(pid: int) -> bytes:
 
 
 def _arguments(cmdline: bytes) -> bytes | None:
-    """What follows `sciontool hook` (or `sciontool_py hook`, `.../sciontool' hook`) in a command
-    line, `sh -c`'s one string or a program's arguments; None where no hook is run."""
-    words = [word.strip(b"'\"") for word in cmdline.replace(b"\0", b" ").split()]
-    for i in range(len(words) - 1, 0, -1):
-        if words[i] == b"hook" and b"sciontool" in words[i - 1].rpartition(b"/")[2]:
-            return b" ".join(words[i + 1 :])
+    """What follows `sciontool hook` (`sciontool_py hook`, `.../sciontool' hook`) where the process
+    runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook ...`, `python
+    -m sciontool_py hook ...`. None for anything else, a script handed the hook as its arguments
+    among them (opencode's exit watcher, `sh -c SCRIPT sh PROGRAM hook ...`, lives as long as
+    opencode)."""
+    words: list[bytes] = []
+    lead = 0  # how many of the words the first three arguments hold
+    for n, argument in enumerate(cmdline.split(b"\0")):
+        words += [word.strip(b"'\"") for word in argument.split()]
+        if n < 3:
+            lead = len(words)
+    for i in range(min(lead, len(words) - 1)):
+        if words[i + 1] == b"hook" and b"sciontool" in words[i].rpartition(b"/")[2]:
+            return b" ".join(words[i + 2 :])
     return None

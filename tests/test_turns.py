@@ -7,6 +7,7 @@ stuck earlier hook holds the later one back for turns.TURN_WAIT at most."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -30,9 +31,14 @@ def said(agent: Agent) -> list[str]:
     return [line.split("] ", 2)[-1] for line in log_messages(agent)]
 
 
+def script(argv: list[str]) -> list[str]:
+    """A hook as Claude Code starts one, `sh -c 'COMMAND'`, its program after $DELAY seconds."""
+    return ["sh", "-c", f'sleep "$DELAY"; exec {shlex.join(argv)}']
+
+
 class Unwaited:
-    """A harness that starts each hook as `sh -c` after DELAY seconds (the same command line for
-    every event, as a harness's hooks have) and waits for none until told."""
+    """A harness that starts each hook as `sh -c 'COMMAND'` after DELAY seconds (the same command
+    line for every event, as a harness's hooks have) and waits for none until told."""
 
     SCRIPT = """\
 import json, os, subprocess, sys
@@ -51,7 +57,7 @@ for line in sys.stdin:
         continue
     argv, data, delay = order
     proc = subprocess.Popen(
-        ["sh", "-c", 'sleep "$DELAY"; exec "$@"', "sh", *argv],
+        argv,
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "DELAY": str(delay)},
     )
@@ -82,7 +88,7 @@ for line in sys.stdin:
 
     def fire(self, envelope: dict[str, object], delay: float = 0.0) -> int:
         """Start the hook for ENVELOPE, its program after DELAY seconds; its shell's pid."""
-        return int(self.say([[*self.prefix, "--dialect=claude"], json.dumps(envelope), delay]))
+        return int(self.say([script([*self.prefix, "--dialect=claude"]), json.dumps(envelope), delay]))
 
     def wait(self) -> list[int]:
         return list(json.loads(self.say("wait")))
@@ -161,3 +167,33 @@ def test_a_stuck_earlier_hook_holds_the_next_back_for_the_bound_and_no_longer(
     assert eventually(lambda: said(agent)[-1:] == [DONE])
     assert time.monotonic() - began >= turns.TURN_WAIT  # it waited its bound for the stuck one
     assert RAN not in said(agent)  # which is still stuck (the fixture ends it)
+
+
+def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent) -> None:
+    """The turn as /proc tells it, this test's process the harness: a child started earlier that
+    runs the hook with other arguments, one handed the hook as a script's arguments (opencode's
+    exit watcher, alive as long as opencode), or one that has ended, is none to wait for."""
+    hook = [*HOOK, "--dialect=claude"]
+    env = {**agent.env, "DELAY": "60"}
+    started = [
+        subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
+        for argv in (
+            script([*HOOK, "--dialect=codex"]),
+            ["sh", "-c", 'sleep "$DELAY"', "sh", *hook],  # the watcher's form
+            script(hook),  # the one to wait for
+            script(hook),  # this one's turn is looked at
+        )
+    ]
+    try:
+        ended = subprocess.Popen(script(hook), env={**env, "DELAY": "0"}, stdin=subprocess.DEVNULL)
+        ended.wait(timeout=HANG_BOUND)
+        later = subprocess.Popen(script(hook), env=env, stdin=subprocess.DEVNULL)
+        started.append(later)
+        turn = turns.of(later.pid)
+        assert turn is not None
+        assert [pid for pid, _ in turn.earlier()] == [started[2].pid, started[3].pid]
+        assert turns.of(started[1].pid) is None  # not a hook: no turn of its own either
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
