@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sciontool_py.log.writer import AgentLog
+
 
 def entry() -> int:
     """The `sciontool` program (its console script, `python -m sciontool_py`): main(), except
@@ -31,16 +35,21 @@ def main(exit_hook: bool = False) -> int:
             if exit_hook:
                 _exit_now(relayed)
             return relayed
-        from sciontool_py import turns
+        from sciontool_py import fastpath, turns
 
-        turns.wait()  # here: after the hooks its harness started before it and did not wait for
-    if args and args[0] in ("hook", "status", "normalize"):
-        from sciontool_py import fastpath
+        origin = turns.wait()  # here: after the hooks its harness started before it, not waited for
 
-        code = fastpath.run(args[0], args[1:])
-        if exit_hook and args[0] == "hook" and "coverage" not in sys.modules:
+        def hook(args: list[str], log: AgentLog) -> None:
+            fastpath.hook_command(args, log, origin)
+
+        code = fastpath.guarded("hook", hook, args[1:])
+        if exit_hook and "coverage" not in sys.modules:
             _exit_now(code)  # (coverage.py, measuring the suite, saves its data in the teardown)
         return code
+    if args and args[0] in ("status", "normalize"):
+        from sciontool_py import fastpath
+
+        return fastpath.run(args[0], args[1:])
     if args and args[0] == "run":  # its command's arguments are the command's, never typer's
         from sciontool_py.run import main as run_main
 

@@ -35,13 +35,16 @@ def run(
     environ: dict[str, str],
     stdin: Callable[[], BinaryIO | None],
     answer: Callable[[bytes, bytes, int], None],
+    origin: int = 0,
 ) -> bool:
     """The relayed hook, as its own process (CLIENT) would have run it: ANSWER gets its stdout,
     stderr and exit status, then its deferred steps run; False (ANSWER not called) when it
     cannot be run so (CLIENT gone, a folder it cannot enter) or STDIN gives no stream.
 
     STDIN is called once the hook's folder and environment are taken: a shell sends its
-    envelope meanwhile (shell_relay.py), so taking them costs its hook nothing."""
+    envelope meanwhile (shell_relay.py), so taking them costs its hook nothing. ORIGIN: where its
+    harness is looked for (0: CLIENT's parent; the harness itself, as found when the hook came,
+    for one that waited for its turn, turns.py)."""
     found = process.stat(client)
     if found is None or not runnable(home, cwd, environ):
         return False
@@ -65,10 +68,10 @@ def run(
         sys.stdin = io.TextIOWrapper(envelope)
         sys.stdout = io.TextIOWrapper(out, write_through=True)
         sys.stderr = io.TextIOWrapper(err, write_through=True)
-        origin = found[2]  # the hook's parent: where its harness is looked for
+        start = origin or found[2]  # where its harness is looked for: by default its parent
 
         def hook(args: list[str], log: AgentLog) -> None:
-            fastpath.hook_command(args, log, origin)
+            fastpath.hook_command(args, log, start)
 
         with AnswerFirst():
             code = fastpath.guarded("hook", hook, args)

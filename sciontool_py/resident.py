@@ -203,7 +203,8 @@ def _take(listener: _socket.socket, home: str) -> turns.Waiting | None:
             size = int.from_bytes(_read_exactly(conn, 8), "big")
             if size <= REQUEST_LIMIT:
                 request = unpack(relay.decode(_read_exactly(conn, size)))
-                return turns.of(client), lambda: _run(conn, client, request, home)
+                turn = turns.of(client)
+                return turn, lambda: _run(conn, client, request, home, turns.origin(turn))
     except (OSError, ValueError):
         pass  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
     conn.close()
@@ -215,6 +216,7 @@ def _run(
     client: int,
     request: tuple[str, list[str], dict[str, str], bytes] | None,
     home: str,
+    origin: int,
 ) -> None:
     import socket
 
@@ -228,7 +230,7 @@ def _run(
                 import io
 
                 cwd, args, environ, data = request
-                if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer):
+                if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin):
                     return
             conn.sendall(relay.encode([b"", b"", b"declined"]))
         except (OSError, ValueError):

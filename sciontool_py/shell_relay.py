@@ -133,22 +133,23 @@ def _arrive(shells: Shells, home: str) -> turns.Waiting | None:
         if hello is not None and hmac.compare_digest(hello[0], shells.token):
             pid, argv = hello[1], hello[2]
             if "hook" in argv and _owner(f"/proc/{pid}") == os.geteuid():
+                turn = turns.of(pid)
 
                 def run() -> None:
                     try:
                         with conn:
-                            _serve(conn, pid, argv, shells, home)
+                            _serve(conn, pid, argv, shells, home, turns.origin(turn))
                     except (OSError, ValueError):  # a timeout is an OSError
                         pass  # the shell is gone, or sent what relay.bash never sends
 
-                return turns.of(pid), run
+                return turn, run
     except (OSError, ValueError):
         pass  # the shell is gone, or sent what relay.bash never sends
     conn.close()
     return None
 
 
-def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home: str) -> None:
+def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home: str, origin: int) -> None:
     import contextlib
     import hmac
     import io
@@ -202,7 +203,7 @@ def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home:
                 stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
                 return held.enter_context(stream.makefile("rb", buffering=0))  # type: ignore[return-value]
 
-        ran = relayed.run(home, pid, cwd, args, environ, envelope, answer)
+        ran = relayed.run(home, pid, cwd, args, environ, envelope, answer, origin)
         # Its process or folder gone: past `ready`, the shell waits for an answer, so it gets one.
         if not ran and not asked and envelope() is not None:
             answer(*UNRUNNABLE)

@@ -127,19 +127,27 @@ def of(pid: int) -> Turn | None:
     return Turn((spawn_pid, start), chain[-1][0], arguments)
 
 
-def wait() -> None:
+def origin(turn: Turn | None) -> int:
+    """Where a hook's harness is looked for once it has had its turn: the harness found before it
+    waited, which a shell between the two killed meanwhile (an interrupt) cannot hide; 0 (its
+    parent) for a hook with no turn."""
+    return 0 if turn is None else turn.harness
+
+
+def wait() -> int:
     """Return once the earlier hooks of this process's harness have ended, or TURN_WAIT has
-    passed."""
+    passed: where its harness is looked for then (origin)."""
     turn = of(os.getpid())
     if turn is None or not turn.earlier():
-        return
+        return origin(turn)
     import time
 
     deadline = time.monotonic() + TURN_WAIT
     while time.monotonic() < deadline:
         time.sleep(POLL)
         if not turn.earlier():
-            return
+            break
+    return origin(turn)
 
 
 def _children(pid: int) -> list[int]:

@@ -7,7 +7,9 @@ stuck earlier hook holds the later one back for turns.TURN_WAIT at most."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
-from standin import eventually, info
+from standin import eventually, info, records
 from test_relay import HOOK, SESSION, claude, log_messages, resident_runs
 from test_shell_relay import GONE, SHELL, address
 
@@ -88,7 +90,10 @@ for line in sys.stdin:
 
     def fire(self, envelope: dict[str, object], delay: float = 0.0) -> int:
         """Start the hook for ENVELOPE, its program after DELAY seconds; its shell's pid."""
-        return int(self.say([script([*self.prefix, "--dialect=claude"]), json.dumps(envelope), delay]))
+        return self.start(script([*self.prefix, "--dialect=claude"]), envelope, delay)
+
+    def start(self, argv: list[str], envelope: dict[str, object], delay: float = 0.0) -> int:
+        return int(self.say([argv, json.dumps(envelope), delay]))
 
     def wait(self) -> list[int]:
         return list(json.loads(self.say("wait")))
@@ -189,6 +194,9 @@ def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent)
         ended.wait(timeout=HANG_BOUND)
         later = subprocess.Popen(script(hook), env=env, stdin=subprocess.DEVNULL)
         started.append(later)
+        assert eventually(
+            lambda: all(Path(f"/proc/{p.pid}/cmdline").read_bytes()[:3] == b"sh\0" for p in started)
+        )
         turn = turns.of(later.pid)
         assert turn is not None
         assert [pid for pid, _ in turn.earlier()] == [started[2].pid, started[3].pid]
@@ -197,3 +205,33 @@ def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent)
         for proc in started:
             proc.kill()
             proc.wait()
+
+
+def waiting(shell: int) -> bool:
+    """Whether SHELL's hook sleeps between two looks at its turn: the only sleep of a hook
+    before its work."""
+    try:
+        (child,) = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        python = Path(f"/proc/{child}/comm").read_text().startswith("python")
+        return python and Path(f"/proc/{child}/wchan").read_text() == "hrtimer_nanosleep"
+    except (OSError, ValueError):
+        return False
+
+
+def test_a_hook_whose_shell_is_killed_while_it_waits_is_still_its_harness_agents(
+    agent: Agent, alone: Unwaited
+) -> None:
+    """A harness that stops a hook's shell (an interrupt) leaves the hook to init: after its turn
+    it is still the agent of the harness found before it waited, never a second agent."""
+    alone.fire(SESSION[0])
+    assert alone.wait() == [0]
+    (key,) = records(agent.home)
+    hook = shlex.join([*HOOK, "--dialect=claude"])
+    kept = ["sh", "-c", f'sleep "$DELAY"; {hook}; true']  # the shell stays the hook's parent
+    alone.start(kept, PRE, delay=HANG_BOUND * 3)  # an earlier hook, stuck
+    shell = alone.start(kept, POST)
+    assert eventually(lambda: waiting(shell))
+    os.kill(shell, signal.SIGKILL)  # its hook, waiting for its turn, goes on under init
+    assert eventually(lambda: said(agent)[-1:] == [DONE])
+    assert list(records(agent.home)) == [key]
+    assert info(agent.home)["activity"] == "working"
