@@ -94,14 +94,19 @@ def _is_harness(pid: int, comm: bytes) -> bool:
     return comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid)
 
 
+def cmdline(pid: int) -> bytes:
+    """PID's arguments, NUL-separated, their first _MAX_CMDLINE bytes (b"" when /proc will not say)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as proc:
+            return proc.read(_MAX_CMDLINE)
+    except OSError:
+        return b""
+
+
 def _runs_a_hook(pid: int) -> bool:
     """Whether PID's command line runs `sciontool ... hook|status` (a recorder, `uv run`): a wrapper
     of this hook that exits with it."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as proc:
-            argv = proc.read(_MAX_CMDLINE).split(b"\0")
-    except OSError:
-        return False
+    argv = cmdline(pid).split(b"\0")
     for i, arg in enumerate(argv):
         if arg.rpartition(b"/")[2] == b"sciontool":
             rest = argv[i + 1 :]

@@ -1,7 +1,7 @@
 """A hook's turn: after every earlier hook its harness started and did not wait for.
 
 Claude Code runs a hook marked `"async": true` without waiting for it (`harness
-install` marks every event but those that end a turn, docs/harnesses.md), so
+install` marks every event but five, docs/harnesses.md), so
 two of its hooks can run at once and the later can reach the state first: a
 tool's end before its start leaves the agent executing. A harness starts each
 hook as a child process of its own (`sh -c COMMAND`), in the order of the
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
 TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
 POLL = 0.002  # seconds between two looks at the harness's children
-_CMDLINE_LIMIT = 64 << 10
 DONE_KEPT = 256  # hook children remembered as served: far more than one harness runs at once
 
 
@@ -58,7 +57,7 @@ class Turn:
             spawn = (pid, seen[3])
             # Started before (the same clock tick: the lower pid, as pids are handed out in order).
             before = (seen[3], pid) < (self.spawn[1], self.spawn[0])
-            if before and spawn not in done and _arguments(_cmdline(pid)) == self.arguments:
+            if before and spawn not in done and _arguments(process.cmdline(pid)) == self.arguments:
                 found.append(spawn)
         return found
 
@@ -121,7 +120,7 @@ def of(pid: int) -> Turn | None:
     if chain is None:
         return None
     spawn_pid, start, _ = chain[-2]
-    arguments = _arguments(_cmdline(spawn_pid))
+    arguments = _arguments(process.cmdline(spawn_pid))
     if arguments is None:
         return None  # not started as a hook (a terminal's shell, where it was typed)
     return Turn((spawn_pid, start), chain[-1][0], arguments)
@@ -164,14 +163,6 @@ def _children(pid: int) -> list[int]:
         except (OSError, ValueError):
             continue
     return found
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as proc:
-            return proc.read(_CMDLINE_LIMIT)
-    except OSError:
-        return b""
 
 
 def _arguments(cmdline: bytes) -> bytes | None:
