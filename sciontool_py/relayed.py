@@ -4,7 +4,8 @@ Both relays end here: the hook process's (relay.py, over the HOME's unix
 socket) and the shell's (relay.bash, shell_relay.py). The hook runs in its
 folder and environment, on the stdin it was given, its harness looked for
 from its own parent; what it writes is kept for the relay to deliver, which
-it does before the steps the harness does not wait for (deferred.py).
+it does before the steps the harness does not wait for (deferred.py), or, for
+an event the harness need not wait for, as soon as the event is known.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def run(
 ) -> bool:
     """The relayed hook, as its own process (CLIENT) would have run it: ANSWER gets its stdout,
     stderr and exit status, then its deferred steps run; False (ANSWER not called) when it
-    cannot be run so (CLIENT gone, a folder it cannot enter) or STDIN gives no stream.
+    cannot be run so (CLIENT gone, a folder it cannot enter) or STDIN gives no stream. ANSWER
+    is called once: for an event the harness need not wait for (receiver/hook.py), with its
+    response and 0 as soon as the event is known, and the hook's work goes on after it.
 
     STDIN is called once the hook's folder and environment are taken: a shell sends its
     envelope meanwhile (shell_relay.py), so taking them costs its hook nothing. ORIGIN: where its
@@ -48,6 +51,27 @@ def run(
     found = process.stat(client)
     if found is None or not runnable(home, cwd, environ):
         return False
+    import signal
+
+    # A helper told to stop (kill, a closed terminal's hangup) finishes the hook first: once it
+    # has answered, the harness will not run it again. The signal is taken after.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGHUP, signal.SIGINT, signal.SIGTERM))
+    try:
+        return _run(home, found[2], cwd, args, environ, stdin, answer, origin)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _run(
+    home: str,
+    parent: int,
+    cwd: str,
+    args: list[str],
+    environ: dict[str, str],
+    stdin: Callable[[], BinaryIO | None],
+    answer: Callable[[bytes, bytes, int], None],
+    origin: int,
+) -> bool:
     import io
 
     from sciontool_py import fastpath
@@ -68,14 +92,25 @@ def run(
         sys.stdin = io.TextIOWrapper(envelope)
         sys.stdout = io.TextIOWrapper(out, write_through=True)
         sys.stderr = io.TextIOWrapper(err, write_through=True)
-        start = origin or found[2]  # where its harness is looked for: by default its parent
+        start = origin or parent  # where its harness is looked for: by default its parent
+
+        answered = False
 
         def hook(args: list[str], log: AgentLog) -> None:
             fastpath.hook_command(args, log, start)
 
-        with AnswerFirst():
+        def early(response: str) -> None:
+            nonlocal answered
+            answered = True
+            try:
+                answer(response.encode("utf-8", "surrogateescape"), b"", 0)
+            except OSError:
+                pass  # the hook's process is gone: its event is still the agent's
+
+        with AnswerFirst(early):
             code = fastpath.guarded("hook", hook, args)
-            answer(out.getvalue(), err.getvalue(), code)
+            if not answered:
+                answer(out.getvalue(), err.getvalue(), code)
         return True
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams

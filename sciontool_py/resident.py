@@ -36,6 +36,7 @@ READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read
 # What serving a hook loads (preload): the first relayed hook then finds it all here.
 PRELOADED = (
     "hmac",
+    "signal",
     "socket",
     "sciontool_py.fastpath",
     "sciontool_py.receiver.hook",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hostile_machine import Machine, RawServer, new_machine
 
+from sciontool_py import fs
 from sciontool_py.event import CanonicalEvent
 
 REPO = Path(__file__).resolve().parent.parent
@@ -252,12 +253,16 @@ class Agent:
     ) -> subprocess.CompletedProcess[bytes]:
         return self.run("hook", *args, stdin=envelope, **env)
 
+    # Read once no hook holds HOME's state lock: a relayed hook may answer before it writes
+    # (deferred.go_on), and the resident helper holds the lock until it has.
     @property
     def info(self) -> dict[str, object]:
+        fs.settled(str(self.home))
         return json.loads((self.home / "agent-info.json").read_text())
 
     @property
     def log_lines(self) -> list[str]:
+        fs.settled(str(self.home))
         path = self.home / "agent.log"
         return path.read_text().splitlines() if path.exists() else []
 

@@ -1,6 +1,7 @@
-"""A relayed hook answers first: the resident helper sends the answer once the status file is
-written, then writes the agent's record (still under the state lock) and does the rest. Real
-files in a temp HOME, the helper's own function (relayed.run), a real flock."""
+"""A relayed hook answers first: the resident helper sends the answer before any file is written
+for an event the harness need not wait for, and once the status file is written for the others
+(then writes the agent's record, still under the state lock, and does the rest). Real files in a
+temp HOME, the helper's own function (relayed.run), a real flock."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def locked(home: Path) -> bool:
     return False
 
 
-def relay(home: Path, envelope: dict[str, object], seen: list[object]) -> bool:
+def relay(home: Path, envelope: dict[str, object], seen: list[tuple[object, ...]]) -> bool:
     """One claude hook through relayed.run, as the helper runs it; what its answer saw in SEEN."""
     environ = {**os.environ, "HOME": str(home), "SCIONTOOL_EXIT_WATCH": "on", "SCIONTOOL_TELEMETRY": "off"}
 
@@ -44,22 +45,65 @@ def relay(home: Path, envelope: dict[str, object], seen: list[object]) -> bool:
     return relayed.run(str(home), os.getpid(), str(home), ["--dialect=claude"], environ, lambda: data, answer)
 
 
-def test_the_answer_comes_once_the_status_is_written_and_the_record_follows_under_the_lock(
+def test_a_waited_event_is_answered_once_its_status_is_written_and_the_record_follows_under_the_lock(
     home: Path,
 ) -> None:
-    seen: list[object] = []
+    seen: list[tuple[object, ...]] = []
+    start = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "build it"}
+    assert relay(home, start, seen)
+    before = records(home)
+    asked = {"hook_event_name": "Notification", "session_id": "s1", "message": "Claude needs your permission"}
+    assert relay(home, asked, seen)
+    # At the answer: the exit status, agent-info.json already says the agent waits (the person
+    # is asked next), the agent's record is still the prompt's, and the state lock is still held.
+    assert seen[1] == ((b"", b"", 0), "waiting_for_input", before, True)
+    # After it: the record is the notification's, and the lock is free.
+    ((key, record),) = records(home).items()
+    assert (
+        record["info"]["activity"] == "waiting_for_input"
+        and before[key]["info"]["activity"] != "waiting_for_input"
+    )
+    assert not locked(home)
+
+
+def test_an_event_the_harness_need_not_wait_for_is_answered_before_any_file_is_written(home: Path) -> None:
+    seen: list[tuple[object, ...]] = []
     start = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "build it"}
     assert relay(home, start, seen)
     before = records(home)
     tool = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_use_id": "t1"}
     assert relay(home, tool, seen)
-    # At the answer: the exit status, agent-info.json already says the tool runs, the agent's
-    # record is still the prompt's, and the state lock is still held for it.
-    assert seen[1] == ((b"", b"", 0), "executing", before, True)
-    # After it: the record is the tool's, and the lock is free.
-    ((key, record),) = records(home).items()
-    assert record["info"]["activity"] == "executing" and before[key]["info"]["activity"] != "executing"
+    # At the answer: exit 0, and nothing of the tool yet: the prompt's status and record, the
+    # state lock held (a reader that waits for it, as `sciontool agents` does, finds the tool).
+    assert seen[1] == ((b"", b"", 0), "thinking", before, True)
+    # Once run returned, every file says the tool runs.
+    assert info(home)["activity"] == "executing"
+    ((record),) = records(home).values()
+    assert record["info"]["activity"] == "executing"
     assert not locked(home)
+
+
+def test_an_input_tool_is_waited_for_a_person_is_asked(home: Path) -> None:
+    seen: list[tuple[object, ...]] = []
+    ask = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s1",
+        "tool_name": "AskUserQuestion",
+        "tool_use_id": "t1",
+    }
+    assert relay(home, ask, seen)
+    assert seen[0][:2] == ((b"", b"", 0), "waiting_for_input")
+
+
+def test_a_failure_after_an_early_answer_is_in_agent_log(home: Path) -> None:
+    # agent-info.json is a folder: the status cannot be written. The harness had its answer
+    # (exit 0) before; the failure is logged as Scion logs it.
+    (home / "agent-info.json").mkdir()
+    seen: list[tuple[object, ...]] = []
+    tool = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_use_id": "t1"}
+    assert relay(home, tool, seen)
+    assert [entry[0] for entry in seen] == [(b"", b"", 0)]
+    assert "Hook processing failed: cannot update agent state" in (home / "agent.log").read_text()
 
 
 def test_outside_a_relayed_hook_each_step_runs_where_it_is_called() -> None:

@@ -375,9 +375,11 @@ def test_another_users_socket_at_the_name_is_never_sent_a_hook(agent: Agent, tmp
         try:
             for envelope in SESSION[:3]:
                 assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+            # Every hook ran in its own process (read before the harness goes: its exit watcher
+            # would then end the agent).
+            assert info(agent.home)["activity"] == "executing"
         finally:
             harness.close()
-        assert info(agent.home)["activity"] == "executing"  # every hook ran in its own process
     finally:
         squatter.kill()  # our own child
         out = squatter.communicate(timeout=HANG_BOUND)[0]

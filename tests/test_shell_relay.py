@@ -6,10 +6,12 @@ given, with its envelope sent nowhere."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -359,3 +361,50 @@ def test_a_helper_gone_once_it_took_the_envelope_is_one_line_and_exit_1_never_a_
         b"(it stopped, or took over 30 s)\n"
     )
     assert got and got[0].startswith(b"token\n")  # the shell's proof, then its envelope
+
+
+def test_a_helper_told_to_stop_finishes_the_hook_it_took_first(agent: Agent, shell: Harness) -> None:
+    """SIGTERM while the helper serves a hook (here waiting for HOME's state lock, which this
+    test holds): it answers and writes that hook, then stops. Killed at once, it would leave
+    the shell exit 1 and the event unwritten, and the harness would not run it again."""
+    assert eventually(lambda: len(watchers(agent.home)) == 1)  # a second one started meanwhile leaves
+    (helper,) = watchers(agent.home)
+    held = os.open(agent.home, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        hook = subprocess.Popen(
+            [*SHELL, *GONE, "--dialect=claude"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+        assert hook.stdin is not None
+        hook.stdin.write(json.dumps(SESSION[2]).encode())
+        hook.stdin.close()
+        assert eventually(lambda: waits_for_the_lock(helper, agent.home))
+        os.kill(helper, signal.SIGTERM)  # started by this test's first hook
+    finally:
+        os.close(held)  # the lock goes with it
+    assert hook.wait(timeout=HANG_BOUND) == 0
+    assert hook.stdout is not None and hook.stderr is not None
+    with hook.stdout, hook.stderr:
+        assert (hook.stdout.read(), hook.stderr.read()) == (b"", b"")
+    assert eventually(lambda: not watchers(agent.home))
+    assert info(agent.home)["activity"] == "executing"
+
+
+def waits_for_the_lock(pid: int, home: Path) -> bool:
+    """Whether process PID has the folder HOME open: the state lock is a flock on it."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(home):
+                return True
+        except OSError:
+            pass
+    return False
+

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import TIMED
 
+from sciontool_py import fs
+
 pytestmark = TIMED
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
@@ -120,6 +122,7 @@ def test_200_concurrent_hooks_and_status_calls_lose_nothing(tmp_path: Path) -> N
                 )
             )
     codes = [proc.wait(timeout=120) for proc in procs]
+    fs.settled(str(home))  # the resident helper may answer the last hook before it writes
     elapsed = time.monotonic() - started
     watcher.stop.set()
     watcher.join()
