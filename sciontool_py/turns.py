@@ -179,5 +179,12 @@ def _arguments(cmdline: bytes) -> bytes | None:
             lead = len(words)
     for i in range(min(lead, len(words) - 1)):
         if words[i + 1] == b"hook" and b"sciontool" in words[i].rpartition(b"/")[2]:
-            return b" ".join(words[i + 2 :])
+            rest = words[i + 2 :]
+            # A shell line's hook ends at its operator (`... hook ARGS || exec ...`, a line that
+            # reads the relay into the harness's bash): its arguments are the same after the exec.
+            ends = [n for n, word in enumerate(rest) if word in _OPERATORS]
+            return b" ".join(rest[: ends[0]] if ends else rest)
     return None
+
+
+_OPERATORS = frozenset((b"||", b"&&", b";", b"|"))

@@ -379,6 +379,20 @@ def wired(command: str) -> str:
     return f"{relay} {command}" if relay else command
 
 
+def wired_in_bash(command: str) -> str:
+    """A hook's shell command line as `harness install` writes it for a harness that runs its hooks
+    with `bash -c` (Codex): that bash reads the relay itself, any other shell starts the relay's."""
+    import shlex
+
+    from sciontool_py.harness.program import relay_prefix
+
+    relay = relay_prefix()
+    if not relay:
+        return command
+    script = shlex.quote(shlex.split(relay)[1])
+    return f'[ -n "${{BASH_VERSION-}}" ] && . {script} {command} || exec {relay} {command}'
+
+
 def wired_notify(*argv: str) -> str:
     """Codex's notify line as `harness install` writes it for ARGV: through the shell relay too."""
     import shlex

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HANG_BOUND, Agent
+from conftest import HANG_BOUND, Agent, wired_in_bash
 from standin import eventually, info, watchers
 from test_relay import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 
@@ -408,3 +408,42 @@ def waits_for_the_lock(pid: int, home: Path) -> bool:
             pass
     return False
 
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.parametrize("shell_program", ["bash", "sh"])
+def test_a_line_read_into_the_harnesss_bash_starts_no_second_bash_and_any_other_shell_the_relays(
+    agent: Agent, shell: Harness, tmp_path: Path, shell_program: str
+) -> None:
+    """Codex's line (Scope.bash_hook_command) run as Codex runs it, `bash -c`, and by sh: relayed
+    both ways (the program cannot start); under bash, bash is exec'd once, the shell itself."""
+    line = wired_in_bash(shlex.join([*GONE, "--dialect=claude"]))
+    trace = tmp_path / "execs"
+    done = subprocess.run(
+        ["strace", "-f", "-s", "512", "-e", "trace=execve", "-o", str(trace), shell_program, "-c", line],
+        input=json.dumps(SESSION[2]).encode(),
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        timeout=HANG_BOUND,
+    )
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    assert any(line.endswith("[executing] Running tool: Bash") for line in agent.log_lines)
+    bashes = [
+        row for row in trace.read_text().splitlines() if "execve(" in row and "bash" in row.split('"')[1]
+    ]
+    if shell_program == "bash":
+        assert len(bashes) == 1, bashes  # `bash -c` itself
+    elif os.path.basename(os.path.realpath(shutil.which("sh") or "")) != "bash":
+        assert len(bashes) == 1 and "relay.bash" in bashes[0], bashes  # the relay's own bash
+
+
+def test_a_line_read_into_the_harnesss_bash_with_no_helper_runs_the_hook_itself(agent: Agent) -> None:
+    line = wired_in_bash(shlex.join([*HOOK, "--dialect=claude"]))
+    done = subprocess.run(
+        ["bash", "-c", line],
+        input=json.dumps(SESSION[2]).encode(),
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},
+        timeout=HANG_BOUND,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert any(line.endswith("[executing] Running tool: Bash") for line in agent.log_lines)

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 # The opencode bridge's line holding the hook's argv (harness/opencode_bridge.js).
 _BRIDGE_COMMAND = re.compile(r"^const COMMAND = (\[.*\]);$", re.M)
 _DIALECT_OPTIONS = ("--dialect", "--dialect-file")
+# A line that reads the shell relay into the harness's bash: `[ -n "${BASH_VERSION-}" ] && .
+# RELAY.BASH PROGRAM hook ... || exec BASH RELAY.BASH PROGRAM hook ...`.
+_IN_BASH = ["[", "-n", "${BASH_VERSION-}", "]", "&&", "."]
+_OR_EXEC = " || exec "
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,11 @@ def _hook(line: str, shell: bool) -> Hook | None:
         words = shlex.split(line)
     except ValueError:
         return None
+    if words[: len(_IN_BASH)] == _IN_BASH and _OR_EXEC in line:
+        # Read into the harness's bash (Scope.bash_hook_command); what another shell runs is
+        # the same hook through the relay's own bash, and that is the one to check.
+        line = line[line.rindex(_OR_EXEC) + len(_OR_EXEC) :]
+        words = shlex.split(line)
     at = _hook_word(words)
     if at is None:
         return None

@@ -35,6 +35,16 @@ class Scope:
         """The hook as a shell command line (settings files)."""
         return f"{self.program} hook --dialect={dialect}"
 
+    def bash_hook_command(self, dialect: str) -> str:
+        """The hook as a shell command line for a harness that runs it with `bash -c` (Codex):
+        that bash reads the shell relay itself, a bash start (about 1 ms) less a hook than
+        hook_command's line; any other shell starts the relay's bash, as that line does."""
+        if not self.relay:
+            return self.hook_command(dialect)
+        script = shlex.quote(shlex.split(self.relay)[1])
+        tail = f"{self.command} hook --dialect={dialect}"
+        return f'[ -n "${{BASH_VERSION-}}" ] && . {script} {tail} || exec {self.relay} {tail}'
+
     def hook_argv(self, dialect: str) -> list[str]:
         """The hook as a program and its arguments (Codex's notify, the opencode plugin)."""
         return [*shlex.split(self.command), "hook", f"--dialect={dialect}"]

@@ -61,6 +61,10 @@ class Codex(SettingsHarness):
     fired = FIRED
     notes = (TRUST_NOTE,)
 
+    def command(self, scope: Scope, event: str) -> str:
+        # Codex runs each hook command with `/bin/bash -c` (whatever SHELL says; 0.171.0).
+        return scope.bash_hook_command(self.dialect)
+
     def entry(self, event: str, command: str) -> dict[str, object]:
         timeout = SHORT_TIMEOUT_SECONDS if event in SHORT_EVENTS else TIMEOUT_SECONDS
         return {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}

@@ -50,7 +50,9 @@ class HookSet:
         if not isinstance(command, str):
             return False
         ours = self.commands[event]
-        arguments = ours[len(self.prefix) :]  # " hook --dialect=NAME ..."
+        # " hook --dialect=NAME ...": what follows the program's last mention (a line that reads
+        # the relay into the harness's bash names it twice, doctor/wiring.py)
+        arguments = ours[ours.rfind(self.prefix) + len(self.prefix) :]
         return command == ours or (command.endswith(arguments) and command[: -len(arguments)].strip() != "")
 
     def _holds_ours(self, item: object, event: str) -> bool:

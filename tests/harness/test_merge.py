@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliHere, wired, wired_notify
+from conftest import CliHere, wired, wired_in_bash, wired_notify
 
 from sciontool_py.dialect.discover import find_dialect
 
@@ -469,3 +469,27 @@ def test_an_earlier_claude_install_is_made_async_by_the_next_with_one_entry_an_e
         {"matcher": "*", "hooks": [{"type": "command", "command": command, "async": True}]}
     ]
     assert hooks["Stop"] == [{"hooks": [mine]}, {"hooks": [{"type": "command", "command": command}]}]
+
+
+def test_codex_hooks_read_the_relay_into_codexs_bash_and_replace_an_earlier_install(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
+    """Codex runs each hook with `bash -c`: the line reads the relay into that bash. An earlier
+    install's line (the relay's own bash) is replaced, one entry an event; a user's hook beside it
+    stays, through the install and the uninstall."""
+    project, home = dirs
+    mine = {"type": "command", "command": "notify-send done"}
+    earlier = {"type": "command", "command": wired("sciontool hook --dialect=codex"), "timeout": 30}
+    (project / ".codex").mkdir()
+    hooks_file = project / ".codex" / "hooks.json"
+    hooks_file.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [earlier, mine]}]}}))
+    done = harness_here(home, "install", "codex", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(hooks_file.read_text())["hooks"]
+    line = wired_in_bash("sciontool hook --dialect=codex")
+    ours = [h for groups in hooks.values() for group in groups for h in group["hooks"] if h != mine]
+    assert {h["command"] for h in ours} == {line} and len(ours) == len(hooks)  # one an event
+    assert hooks["PreToolUse"][0] == {"hooks": [mine]}
+    done = harness_here(home, "uninstall", "codex", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(hooks_file.read_text())["hooks"] == {"PreToolUse": [{"hooks": [mine]}]}
