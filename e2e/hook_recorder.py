@@ -1,7 +1,7 @@
 """Stands first on PATH as `sciontool` in an e2e run: runs the real one and records the call.
 
 One JSON line per call in $E2E_CALLS: arguments, stdin, start and end times, exit status,
-stderr, agent-info.json just after, the agent.log lines the call wrote, the pids above it and
+stderr, agent-info.json once it is written, the agent.log lines the call wrote, the pids above it and
 the agent the scenario launched it under ($E2E_AGENT). With E2E_SERIAL
 set, one call at a time (so each call's log lines are its own, as the transition checks need);
 otherwise calls overlap as the harness fires them, as they do in production.
@@ -40,8 +40,14 @@ def record() -> int:
         logged = _size(log_path)
         began = time.time()
         proc = subprocess.run([*real, *sys.argv[1:]], input=data, capture_output=True)
+        ended = time.time()
+        # The resident helper may answer before it writes (deferred.go_on); it holds HOME's
+        # state lock until it has, so what the call wrote is read once the lock is free.
+        from sciontool_py import fs
+
+        fs.settled(os.environ["HOME"])
         record = _record(data, proc, log_path, logged)
-        record.update(t0=began, t1=time.time())
+        record.update(t0=began, t1=ended)
         sys.stdout.buffer.write(proc.stdout)
         fcntl.flock(out, fcntl.LOCK_EX)  # one whole line at a time
         out.write(json.dumps(record) + "\n")
