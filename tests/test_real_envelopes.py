@@ -48,8 +48,8 @@ EXPECTED: dict[str, list[str]] = {
         THINKING,  # PreModelRequest
         WORKING,  # PostModelRequest
         "executing Bash",  # PreToolUse
-        WORKING,  # PostToolUse
-        THINKING,  # PreModelRequest
+        THINKING,  # PostToolUse: its result goes to the model (PreModelRequest is no longer wired)
+        THINKING,  # PreModelRequest (as an earlier install wired it)
         WORKING,  # PostModelRequest
         WORKING,  # Stop
         "completed",  # notify: agent-turn-complete

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import ClassVar
 
 from sciontool_py.harness import tomledit
 from sciontool_py.harness.base import (
@@ -59,6 +60,11 @@ class Codex(SettingsHarness):
     name = "codex"
     dialect = "codex"
     fired = FIRED
+    unwired: ClassVar[dict[str, str]] = {
+        # 11 of a ten-tool session's 47 hooks, each waited for: the request follows the prompt or
+        # a tool's end, which the dialect reads as thinking already (model_call_events).
+        "PreModelRequest": "the prompt or a tool's end says the model is called",
+    }
     notes = (TRUST_NOTE,)
 
     def command(self, scope: Scope, event: str) -> str:
@@ -90,7 +96,8 @@ class Codex(SettingsHarness):
         return [*shlex.split(scope.relay), *scope.hook_argv(self.dialect)]
 
     def install(self, scope: Scope) -> list[Edit]:
-        edits = [merge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope), [])]
+        stale = self.hook_set(scope, wired=False)
+        edits = [merge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope), [], stale=stale)]
         argv = self.notify_argv(scope)
         if argv is not None:
             path = resolve_target(*self.layer_file(scope, "config.toml"))
@@ -106,7 +113,9 @@ class Codex(SettingsHarness):
     def uninstall(self, scope: Scope) -> list[Edit]:
         from sciontool_py.harness import record
 
-        edits = [unmerge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope))]
+        hooks = self.hook_set(scope)
+        hooks.merge(self.hook_set(scope, wired=False))  # what an earlier install wired goes too
+        edits = [unmerge_hooks(resolve_target(*self.target(scope)), hooks)]
         path = resolve_target(*self.layer_file(scope, "config.toml"))
         before = read_text(path)
         if before is None:

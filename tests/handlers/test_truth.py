@@ -97,13 +97,13 @@ def test_codex_a_model_end_landing_after_the_tool_start_does_not_end_the_tool(ho
         "thinking running",
         "working running",
         "executing/Bash running",
-        "working running",
+        "thinking running",  # PostToolUse: Codex calls the model with the result next
         "thinking running",
         "executing/Bash running",
         "executing/Bash running",
         "executing/Bash running",  # PostModelRequest: both calls still run
         "executing/Bash running",  # `echo two` ended; `sleep 2; echo three` runs for 2 s more
-        "working running",
+        "thinking running",
         "thinking running",
         "working running",
         "working running",
@@ -386,7 +386,7 @@ def test_codex_request_user_input_waits_and_its_answer_ends_the_wait(home: Path)
     }
     assert replay(home, "codex", [ask, answered, start, interrupt]) == [
         "waiting_for_input",
-        "working",
+        "thinking",  # answered: the model gets the answer
         "executing/Bash",
         "working",  # Esc: back to Ready, the open call forgotten
     ]
@@ -404,7 +404,7 @@ def test_codex_tui_approval_granted_waits_until_the_approved_tool_ends(home: Pat
         "working running",
         "executing/Bash running",
         "waiting_for_input running",  # PermissionRequest: the approval prompt is on screen
-        "working running",  # PostToolUse of the approved call
+        "thinking running",  # PostToolUse of the approved call: its result goes to the model
         "thinking running",
         "working running",
         "working running",
@@ -432,7 +432,7 @@ def test_codex_tui_request_user_input_reads_waiting_until_answered(home: Path) -
     assert states[4:8] == [
         "working running",
         "waiting_for_input running",  # the question is on screen
-        "working running",  # answered
+        "thinking running",  # answered: the model gets the answer
         "thinking running",
     ]
     assert states[-1] == "- stopped"
@@ -814,6 +814,27 @@ def test_a_tools_end_that_hands_its_result_to_the_model_reads_thinking(
         ],
     )
     assert states == ["executing/bash", "thinking", "working"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["c02-multi", "c04-err500", "c12-bgtool", "c20-approve", "c21-deny", "c22-question", "c23-interrupt"],
+)
+def test_codex_sessions_read_the_same_without_pre_model_request(
+    home: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    # Issue 30: install no longer wires PreModelRequest. Each live session, replayed as that
+    # install has it, reads at every other hook what it read with PreModelRequest wired.
+    envelopes = recorded(name)
+    wired = [e for e in envelopes if e.get("hook_event_name") != "PreModelRequest"]
+    assert len(wired) < len(envelopes)
+    full = replay(home, "codex", envelopes)
+    kept = [e.get("hook_event_name") != "PreModelRequest" for e in envelopes]
+    before = [state for state, keep in zip(full, kept, strict=True) if keep]
+    other = home.parent / "unwired"
+    other.mkdir()
+    monkeypatch.setenv("HOME", str(other))
+    assert replay(other, "codex", wired) == before
 
 
 def test_claude_a_call_the_classifier_denied_ends_and_says_why(home: Path) -> None:

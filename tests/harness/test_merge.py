@@ -493,3 +493,34 @@ def test_codex_hooks_read_the_relay_into_codexs_bash_and_replace_an_earlier_inst
     done = harness_here(home, "uninstall", "codex", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert json.loads(hooks_file.read_text())["hooks"] == {"PreToolUse": [{"hooks": [mine]}]}
+
+
+def test_codex_is_not_wired_for_pre_model_request_and_an_earlier_wiring_is_undone(
+    dirs: tuple[Path, Path], harness_here: CliHere
+) -> None:
+    """Issue 30: PreModelRequest fires at every model request (11 of a ten-tool session's 47
+    hooks), each waited for, and says what the prompt or the tool's end before it said: install
+    does not wire it and takes out the one an earlier install wrote, keeping the user's own."""
+    project, home = dirs
+    mine = {"type": "command", "command": "logger model"}
+    earlier = {"type": "command", "command": wired("sciontool hook --dialect=codex"), "timeout": 30}
+    (project / ".codex").mkdir()
+    hooks_file = project / ".codex" / "hooks.json"
+    original = {"hooks": {"PreModelRequest": [{"hooks": [mine]}]}}
+    hooks_file.write_text(json.dumps(original))
+    done = harness_here(home, "install", "codex", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(hooks_file.read_text())["hooks"]
+    assert hooks["PreModelRequest"] == [{"hooks": [mine]}]
+    assert {"UserPromptSubmit", "PostModelRequest", "PostToolUse"} <= set(hooks)
+    hooks["PreModelRequest"].append({"hooks": [earlier]})  # as an earlier install left it
+    hooks_file.write_text(json.dumps({"hooks": hooks}))
+    again = harness_here(home, "install", "codex", "--project", str(project))
+    assert "removed those for PreModelRequest, no longer wired" in again.stdout, again.stdout
+    assert json.loads(hooks_file.read_text())["hooks"]["PreModelRequest"] == [{"hooks": [mine]}]
+    hooks = json.loads(hooks_file.read_text())["hooks"]
+    hooks["PreModelRequest"].append({"hooks": [earlier]})
+    hooks_file.write_text(json.dumps({"hooks": hooks}))
+    done = harness_here(home, "uninstall", "codex", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(hooks_file.read_text()) == original
