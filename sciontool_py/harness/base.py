@@ -36,9 +36,9 @@ class Scope:
         return f"{self.program} hook --dialect={dialect}"
 
     def bash_hook_command(self, dialect: str) -> str:
-        """The hook as a shell command line for a harness that runs it with `bash -c` (Codex):
-        that bash reads the shell relay itself, a bash start (about 1 ms) less a hook than
-        hook_command's line; any other shell starts the relay's bash, as that line does."""
+        """The hook as a shell command line for a harness that runs it with `bash -c` (Codex,
+        Gemini CLI): that bash reads the shell relay itself, a bash start (about 1 ms) less a hook
+        than hook_command's line; any other shell starts the relay's bash, as that line does."""
         if not self.relay:
             return self.hook_command(dialect)
         script = shlex.quote(shlex.split(self.relay)[1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sciontool_py.harness.base import SettingsHarness
+from sciontool_py.harness.base import Scope, SettingsHarness
 
 # Every hook event Gemini CLI 0.61.0 fires, in the order of a session.
 FIRED = (
@@ -40,6 +40,11 @@ class Gemini(SettingsHarness):
         "Gemini CLI loads a project's .gemini/settings.json only in a trusted folder when "
         "security.folderTrust is enabled.",
     )
+
+    def command(self, scope: Scope, event: str) -> str:
+        # Gemini CLI runs each hook command with `bash -c` off Windows (0.61.0's
+        # getShellConfiguration), whatever SHELL says.
+        return scope.bash_hook_command(self.dialect)
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         # Gemini CLI needs a name on every hook.

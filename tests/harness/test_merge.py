@@ -383,7 +383,7 @@ def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(
         assert hook == {
             "name": f"scion-{event}",
             "type": "command",
-            "command": wired("sciontool hook --dialect=gemini"),
+            "command": wired_in_bash("sciontool hook --dialect=gemini"),  # Gemini CLI's `bash -c`
             "timeout": 30000,
         }
         assert ("matcher" in group) == (event in ("BeforeTool", "AfterTool"))
