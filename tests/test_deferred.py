@@ -159,3 +159,23 @@ record.session = "s1"
 registry.write(home, record)
 lock.release()
 """
+
+
+def test_a_turns_end_is_answered_first_and_the_sessions_end_finds_it_written(home: Path) -> None:
+    # make bench: a relayed agent-end waited 3 ms more than a tool's start for its writes. The
+    # session's end after it, which the harness exits on, is still answered once written.
+    seen: list[tuple[object, ...]] = []
+    start = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "build it"}
+    assert relay(home, start, seen)
+    before = records(home)
+    assert relay(home, {"hook_event_name": "Stop", "session_id": "s1"}, seen)
+    assert seen[1] == ((b"", b"", 0), "thinking", before, True)
+    assert relay(home, {"hook_event_name": "SessionEnd", "session_id": "s1", "reason": "exit"}, seen)
+    # At the session end's answer agent-info.json says it already (the harness exits next).
+    assert seen[2][:2] == ((b"", b"", 0), None) and seen[2][3]
+    assert info(home)["phase"] == "stopped"
+    lines = [line.split(" ", 2)[2] for line in (home / "agent.log").read_text().splitlines()]
+    assert lines[-2:] == [
+        "[INFO] [working] Agent turn completed",
+        "[INFO] [stopped] Session ended (reason: exit)",
+    ]

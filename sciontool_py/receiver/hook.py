@@ -229,8 +229,10 @@ class Answer:
 # helper answers them once they are known and the state lock is held, then writes it
 # (deferred.go_on; the next hook waits for that). Not the others: a person asked (a
 # notification, an input tool's start) must not see the prompt before the status says
-# waiting, and after a turn's or a session's end the harness may exit, and whoever then
-# reads the status must find it.
+# waiting, and after a session's end (or Codex's notify, its turn's last word) the harness
+# exits, and whoever then reads the status must find it. A turn's end may be followed by an
+# exit too, but the session's end or the exit watcher that says it comes after it, through
+# the same helper, one hook at a time.
 GOES_ON = frozenset(
     (
         "session-start",
@@ -241,6 +243,7 @@ GOES_ON = frozenset(
         "tool-start",
         "tool-end",
         "subagent-end",
+        "agent-end",
     )
 )
 
