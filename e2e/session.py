@@ -109,7 +109,9 @@ class Run:
     def records(self) -> list[dict[str, Any]]:
         if not self.calls.exists():
             return []
-        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+        # A hook call still appending its line has not ended: only whole lines are records.
+        text = self.calls.read_text()
+        return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
 
 
 @dataclass
