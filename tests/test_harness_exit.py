@@ -341,6 +341,28 @@ def test_the_wait_sees_an_exit_that_is_not_yet_reaped() -> None:
         child.wait()
 
 
+def test_a_hook_whose_wrapper_ended_while_it_was_served_is_no_agent_of_that_wrapper(
+    home: Path, tmp_path: Path
+) -> None:
+    # make e2e gemini question: Gemini CLI exited with its third SessionEnd under way, the e2e
+    # recorder (a program named sciontool running `sciontool hook`) was killed and not yet
+    # reaped while the helper looked up its hook's harness: the zombie, whose command line
+    # /proc no longer gives, was taken for the harness, a second agent of that session.
+    from sciontool_py.receiver.handlers import agent_state
+
+    recorder = tmp_path / "sciontool"
+    recorder.write_text(f"#!{sys.executable}\n")
+    recorder.chmod(0o755)
+    wrapper = subprocess.Popen([str(recorder), "hook", "--dialect=gemini"])
+    try:
+        assert eventually(lambda: (process.stat(wrapper.pid) or (b"", b""))[1] == b"Z")
+        assert process.ancestors(wrapper.pid) == []
+        record = agent_state.find(str(home), "s1", "gemini", origin=wrapper.pid)
+        assert record.key == registry.session_key("s1")  # an orphaned hook's, as with init above it
+    finally:
+        wrapper.wait()
+
+
 def test_signal_spy_is_real(tmp_path: Path) -> None:
     # The spy of the no-signal test sees a signal when one is sent (strace's own check).
     if not shutil.which("strace"):
