@@ -20,7 +20,7 @@ _WRAPPERS = frozenset(
     b"timeout flock nice env stdbuf nohup ionice chrt taskset setsid time xargs unbuffer script sudo doas "
     b"runuser su chronic systemd-run prlimit setpriv cgexec uv uvx".split()
 )
-_ENDED = (b"Z", b"X")  # /proc states of a process that has exited (a zombie, or dead)
+ENDED = (b"Z", b"X")  # /proc states of a process that has exited (a zombie, or dead)
 MAX_DEPTH = 12  # shells and wrappers between a harness and its hook: one to three in practice
 _MAX_CMDLINE = 64 << 10  # a wrapper names sciontool early; a harness's own argv may be long
 
@@ -41,7 +41,7 @@ def stat(pid: int) -> tuple[bytes, bytes, int, int] | None:
 def alive(process: list[int] | tuple[int, int]) -> bool:
     """Whether the process [pid, start time] still runs (a zombie has ended)."""
     found = stat(process[0])
-    return found is not None and found[3] == process[1] and found[1] not in _ENDED
+    return found is not None and found[3] == process[1] and found[1] not in ENDED
 
 
 def ancestors(pid: int | None = None) -> list[tuple[int, int, bytes]]:
@@ -51,7 +51,7 @@ def ancestors(pid: int | None = None) -> list[tuple[int, int, bytes]]:
     current = os.getppid() if pid is None else pid
     while len(chain) < MAX_DEPTH and current > 1:
         found = stat(current)
-        if found is None or found[1] in _ENDED:
+        if found is None or found[1] in ENDED:
             # An ended wrapper (a recorder killed while the helper serves its hook) names no
             # command line to tell it by, and its parent is whoever reaps it: the hook's
             # harness is as gone as when its own parent is init.
@@ -78,7 +78,7 @@ def up_to_harness(pid: int) -> list[tuple[int, int, bytes]] | None:
     current = pid
     while len(chain) <= MAX_DEPTH and current > 1:
         found = stat(current)
-        if found is None or found[1] in _ENDED:
+        if found is None or found[1] in ENDED:
             return None
         comm, _, ppid, start = found
         chain.append((current, start, comm))

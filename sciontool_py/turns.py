@@ -52,7 +52,7 @@ class Turn:
             if pid == self.spawn[0]:
                 continue
             seen = process.stat(pid)
-            if seen is None or seen[1] in (b"Z", b"X") or not process.runs_a_hook_stage(seen[0]):
+            if seen is None or seen[1] in process.ENDED or not process.runs_a_hook_stage(seen[0]):
                 continue
             spawn = (pid, seen[3])
             # Started before (the same clock tick: the lower pid, as pids are handed out in order).
