@@ -134,9 +134,13 @@ class SettingsHarness(Harness):
         return HookSet(scope.program, entries, commands, self.command_key, self.root)
 
     def install(self, scope: Scope) -> list[Edit]:
+        return [self.merge_hook_set(scope, list(self.notes))]
+
+    def merge_hook_set(self, scope: Scope, notes: list[str]) -> Edit:
+        """The settings file's edit that wires the hooks, and takes out the unwired events' ones."""
         path = resolve_target(*self.target(scope))
         stale = self.hook_set(scope, wired=False) if self.unwired else None
-        return [merge_hooks(path, self.hook_set(scope), list(self.notes), self.jsonc, self.preamble, stale)]
+        return merge_hooks(path, self.hook_set(scope), notes, self.jsonc, self.preamble, stale)
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))

@@ -20,9 +20,7 @@ from sciontool_py.harness.base import (
     Edit,
     Scope,
     SettingsHarness,
-    merge_hooks,
     routed_events,
-    unmerge_hooks,
     user_home,
 )
 from sciontool_py.harness.files import read_text, resolve_target
@@ -96,8 +94,7 @@ class Codex(SettingsHarness):
         return [*shlex.split(scope.relay), *scope.hook_argv(self.dialect)]
 
     def install(self, scope: Scope) -> list[Edit]:
-        stale = self.hook_set(scope, wired=False)
-        edits = [merge_hooks(resolve_target(*self.target(scope)), self.hook_set(scope), [], stale=stale)]
+        edits = [self.merge_hook_set(scope, [])]  # the notes go last, after config.toml's edit
         argv = self.notify_argv(scope)
         if argv is not None:
             path = resolve_target(*self.layer_file(scope, "config.toml"))
@@ -113,9 +110,7 @@ class Codex(SettingsHarness):
     def uninstall(self, scope: Scope) -> list[Edit]:
         from sciontool_py.harness import record
 
-        hooks = self.hook_set(scope)
-        hooks.merge(self.hook_set(scope, wired=False))  # what an earlier install wired goes too
-        edits = [unmerge_hooks(resolve_target(*self.target(scope)), hooks)]
+        edits = super().uninstall(scope)
         path = resolve_target(*self.layer_file(scope, "config.toml"))
         before = read_text(path)
         if before is None:
