@@ -215,7 +215,9 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
     for pid, _ in descendants() if homes else ():
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if not any(RESIDENT.encode() in a for a in argv) or not wanted & set(argv):
+            # Started: HOME an argument of its own; left by a hook: in its title (resident.adopt).
+            homes = set(argv) | {a.rpartition(b" --home ")[2] for a in argv}
+            if not any(RESIDENT.encode() in a for a in argv) or not wanted & homes:
                 continue
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:

@@ -35,14 +35,19 @@ def main(exit_hook: bool = False) -> int:
             if exit_hook:
                 _exit_now(relayed)
             return relayed
-        from sciontool_py import fastpath, turns
+        from sciontool_py import fastpath, relay, turns
 
+        claim = relay.claim_helper()  # no helper answered: this process leaves one behind
         origin = turns.wait()  # here: after the hooks its harness started before it, not waited for
 
         def hook(args: list[str], log: AgentLog) -> None:
             fastpath.hook_command(args, log, origin)
 
         code = fastpath.guarded("hook", hook, args[1:])
+        if claim is not None:
+            from sciontool_py import resident
+
+            resident.adopt(*claim)  # forked with this process's modules; no stdio here after it
         if exit_hook and "coverage" not in sys.modules:
             _exit_now(code)  # (coverage.py, measuring the suite, saves its data in the teardown)
         return code

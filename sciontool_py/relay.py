@@ -136,7 +136,6 @@ def relay(args: list[str]) -> int | None:
         return None
     sock = connect(home)
     if sock is None:
-        _start_helper(home)
         return None
     try:
         try:
@@ -175,16 +174,18 @@ def relay(args: list[str]) -> int | None:
     return code
 
 
-def _start_helper(home: str) -> None:
-    """No helper answers: start HOME's now, to be up for the harness's next hook while this one
-    runs in its own process (started once this hook answered, it came a hook later: Codex fires
-    its second before a helper could listen)."""
-    from sciontool_py import process
+def claim_helper() -> tuple[str, int] | None:
+    """HOME and its watcher lock, for the helper a hook process that runs its hook itself leaves
+    behind once done (resident.adopt): where a helper is wanted and none holds the lock. Taken
+    before the hook's work (its own ensure() then starts none) and let go with the process,
+    should it die first."""
+    home = os.environ.get("HOME") or "/home/scion"
+    if not wanted(os.environ, home):
+        return None
     from sciontool_py.receiver import harness_exit
 
-    found = process.stat(os.getpid())
-    if found is not None:
-        harness_exit.start(home, starter=(os.getpid(), found[3]))  # a failure: this hook's ensure() says it
+    held = harness_exit.take_lock(home)
+    return None if held is None else (home, held)
 
 
 def _cwd() -> str:

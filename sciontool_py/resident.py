@@ -1,15 +1,17 @@
 """The HOME's resident process: the exit watcher, and the server of the hooks relayed to it.
 
-One per HOME, started by a hook (harness_exit.ensure) and holding the HOME's
-watcher lock for as long as it runs. It waits on a pidfd per live agent's
-harness and says the end of each that exits without one (harness_exit), and,
-outside Scion, it listens on the HOME's abstract socket (relay.py) and runs
-each relayed hook as the hook process would have: in that hook's folder and
-environment, on the envelope it read, its harness looked for from its own
-parent. One hook at a time: they would take the HOME's state lock one after
-the other anyway. It exits once no agent is left to watch (a helper that
-served hooks, some minutes later: a user's next session in that HOME finds
-it); it never signals anything and writes only what a hook writes.
+One per HOME, holding the HOME's watcher lock for as long as it runs: left
+behind by the hook that found none (adopt, a fork of that hook's process), or
+started by one (harness_exit.ensure: inside Scion, or where nothing relays).
+It waits on a pidfd per live agent's harness and says the end of each that
+exits without one (harness_exit), and, outside Scion, it listens on the HOME's
+abstract socket (relay.py) and runs each relayed hook as the hook process
+would have: in that hook's folder and environment, on the envelope it read,
+its harness looked for from its own parent. One hook at a time: they would
+take the HOME's state lock one after the other anyway. It exits once no agent
+is left to watch (a helper that served hooks, some minutes later: a user's
+next session in that HOME finds it); it never signals anything and writes only
+what a hook writes.
 """
 
 from __future__ import annotations
@@ -68,15 +70,13 @@ def watch(
     held: int,
     servers: dict[int, Callable[[], None]],
     stop: Callable[[], None],
-    starter: Process | None = None,
     linger: float = 0.0,
 ) -> None:
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
-    listening socket's fd -> what takes one of its hooks), until there is nothing to watch and
-    STARTER (the hook that started this process before its own work) has exited; then, where it
-    serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its next
-    session's first hook is then relayed too), unless HOME's lock file is removed meanwhile; then
-    stop listening and release HELD, the watcher's lock, under the state lock."""
+    listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then,
+    where it serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its
+    next session's first hook is then relayed too), unless HOME's lock file is removed meanwhile;
+    then stop listening and release HELD, the watcher's lock, under the state lock."""
     import select
     import time
 
@@ -85,13 +85,8 @@ def watch(
     fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
     watched = False  # an agent was seen: once none is left, a helper lingers (LINGER_SWITCH)
     idle_until: float | None = None
-    # The starter's pidfd (-1: no pidfds, its liveness checked each rescan); None once it is gone.
-    started_by = None if starter is None else process.open_pidfd(starter)
     try:
         while True:
-            if started_by == -1 and starter is not None and not process.alive(starter):
-                started_by = None
-                preload(servers)
             current = harness_exit.targets(home)
             for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
                 _close(fds.pop(proc))
@@ -109,7 +104,7 @@ def watch(
             wait = harness_exit.RESCAN_SECONDS
             if fds:
                 idle_until = None
-            elif started_by is None:
+            else:
                 if os.fstat(held).st_nlink == 0:
                     # HOME, or the lock file, was removed: the next hook's ensure() takes a new one.
                     stop()
@@ -135,16 +130,9 @@ def watch(
                 poller.register(fd, select.POLLIN)  # readable once the process has exited
             for fd in servers:
                 poller.register(fd, select.POLLIN)
-            if started_by is not None and started_by >= 0:
-                poller.register(started_by, select.POLLIN)
             for fd, _ in poller.poll(wait * 1000):
                 if fd in servers:
                     servers[fd]()
-                    continue
-                if fd == started_by:
-                    os.close(fd)
-                    started_by = None  # its agent, if it added one, is among the targets now
-                    preload(servers)
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))
@@ -152,8 +140,6 @@ def watch(
     finally:
         for fd in fds.values():
             _close(fd)
-        if started_by is not None:
-            _close(started_by)
 
 
 def lingering() -> float:
@@ -166,9 +152,8 @@ def lingering() -> float:
 
 
 def preload(servers: dict[int, Callable[[], None]]) -> None:
-    """Load what serving a hook needs, where hooks are served: once the sockets listen, or once
-    the hook that started this process before its own work has exited (until then its loading
-    would take the CPU from that hook, which its harness waits for; the next comes after it)."""
+    """Load what serving a hook needs, where hooks are served, before the first comes: the
+    harness waits for that one."""
     if servers:
         for module in PRELOADED:
             __import__(module)
@@ -261,20 +246,123 @@ def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes]
 
 
 def main(argv: list[str]) -> int:
-    """The resident process: --home, --dialect or --dialect-file (for Scion-mode session ends), and
-    --starter PID:START (the hook it stays up for, harness_exit.start)."""
+    """The resident process as harness_exit.start starts it: --home, and --dialect or
+    --dialect-file (for Scion-mode session ends)."""
     options = dict(zip(argv[::2], argv[1::2], strict=True))
     home = options["--home"]
     held = harness_exit.take_lock(home)
     if held is None:
         return 0  # another one took the HOME meanwhile
+    listener = shells = None
+    if not registry.in_scion(home):
+        listener, shells = listen(home), shell_relay.listen()
+        if shells is not None and not shell_relay.announce(home, shells, os.getpid()):
+            shells = None
+    return _serve(home, held, listener, shells, options.get("--dialect"), options.get("--dialect-file"))
+
+
+def adopt(home: str, held: int) -> None:
+    """Leave HOME's resident behind this hook process, which holds its watcher lock (HELD) and has
+    run its hook: a forked child, with the modules the hook loaded. A helper started anew would
+    spend a Python start and its imports (40 ms of CPU) on the CPU the harness wants, as a
+    throwaway HOME's first session goes on. Its sockets listen, and its address file is written,
+    before this process exits: the harness's next hook is relayed. The child keeps nothing of the
+    hook's but them and the lock: not its stdio or other descriptors (the harness reads its pipes
+    to their end), folder, session, command line or environment. Returns here only."""
+    # The one thread a hook starts (a hub call, left at its deadline), which a fork could leave
+    # holding a lock, needs SCION_AGENT_ID: there nothing is relayed, nor a helper adopted.
+    listener, shells = listen(home), shell_relay.listen()
+    socks = [sock for sock in (listener, None if shells is None else shells.sock) if sock is not None]
+    _let_go({held, *(sock.fileno() for sock in socks)})
+    try:
+        child = os.fork()
+    except OSError:
+        child = -1  # no helper: the lock is let go below, the next hook tries again
+    if child == 0:
+        code = 1
+        try:
+            os.setsid()
+            os.chdir("/")
+            _retitle(f"{__name__} --home {home}")
+            from sciontool_py.telemetry.launch import worker_environment
+
+            kept = worker_environment(os.environ)  # what a started helper gets (launch.py)
+            os.environ.clear()
+            os.environ.update(kept)
+            code = _serve(home, held, listener, shells, None, None)
+        finally:
+            os._exit(code)  # never back into the hook's own code
+    if child > 0 and shells is not None:
+        shell_relay.announce(home, shells, child)
+    for sock in socks:
+        sock.close()  # this process's copy: the child's listens on
+    os.close(held)
+
+
+def _let_go(keep: set[int]) -> None:
+    """Hand back what this hook process holds of its harness, before it forks: stdin, stdout and
+    stderr become /dev/null, and every descriptor past them but KEEP is closed (a wrapper's lock,
+    a pipe the harness waits on). The hook has written its answer; it only exits after this."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass  # closed by the harness: what it held could not be written anyway
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 256))  # no /proc: the usual range
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # listdir's own descriptor, closed meanwhile
+
+
+def _retitle(title: str) -> None:
+    """Show TITLE as this process's command line, name it, and blank the environment the kernel
+    shows in /proc/PID/environ: forked, it would show the hook's command line (to `ps`, and to
+    turns.py, a hook that never ends) and keep its harness's API keys there. Writes its own
+    memory through /proc/self/mem, where exec put argv and then the environment; best effort."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write("scion-helper")  # neither a shell, a wrapper, python nor sciontool
+        with open("/proc/self/stat", "rb") as stat:
+            data = stat.read()
+        fields = data[data.rindex(b")") + 2 :].split()
+        arg_start, arg_end, env_start, env_end = (int(f) for f in fields[45:49])  # proc(5) 48-51
+        end = env_end if env_start == arg_end else arg_end  # the title may run into the environment
+        text = os.fsencode(title)[: end - arg_start - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(arg_start)
+            mem.write(text.ljust(end - arg_start, b"\0"))
+            if end == arg_end and env_end > env_start:
+                mem.seek(env_start)
+                mem.write(bytes(env_end - env_start))
+    except (OSError, ValueError, IndexError):
+        pass  # no /proc, or a kernel that will not: the title and environment stay the hook's
+
+
+def _serve(
+    home: str,
+    held: int,
+    listener: _socket.socket | None,
+    shells: shell_relay.Shells | None,
+    dialect: str | None,
+    dialect_file: str | None,
+) -> int:
+    """Watch HOME's agents and serve the hooks LISTENER and SHELLS take, holding HELD, the
+    watcher's lock; 0, or 1 once something failed (agent.log says what)."""
     from sciontool_py.log.writer import AgentLog
 
     log = AgentLog(home, quiet=True)
-    dialect, dialect_file = options.get("--dialect"), options.get("--dialect-file")
     scion = registry.in_scion(home)
-    listener = None if scion else listen(home)
-    shells = None if scion else shell_relay.listen(home)
     servers: dict[int, Callable[[], None]] = {}
     served = turns.Served()  # one for both: a harness's hooks may come either way
     if listener is not None:
@@ -298,14 +386,9 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # one agent's end must not cost the others their watcher
             log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
 
-    starter = None
-    if "--starter" in options:
-        pid, _, start = options["--starter"].partition(":")
-        starter = (int(pid), int(start))
-    if starter is None:
-        preload(servers)
+    preload(servers)
     try:
-        watch(home, say_end, held, servers, stop, starter, lingering())
+        watch(home, say_end, held, servers, stop, lingering())
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         stop()
         os.close(held)

@@ -59,24 +59,30 @@ class Shells:
         self.token = token  # the shell's: what proves the hello came from this user
 
 
-def listen(home: str) -> Shells | None:
-    """Listen on 127.0.0.1 and say where in HOME's address file; None where either fails
-    (the shells then run their hooks themselves). Tokens from os.urandom: `secrets` (and
-    `socket`, _listening's reason) would cost a helper 17 ms before its first hook."""
+def listen() -> Shells | None:
+    """Listen on 127.0.0.1, with fresh tokens; None where it fails (the shells then run their
+    hooks themselves). Tokens from os.urandom: `secrets` (and `socket`, _listening's reason)
+    would cost a helper 17 ms before its first hook."""
     if not os.path.isdir(f"/proc/{os.getpid()}"):
         return None  # no /proc (macOS): no shell's folder and environment to run its hook in
     try:
         sock = _listening(64)
     except OSError:
         return None
-    served, token = os.urandom(16).hex(), os.urandom(16).hex()
-    port = sock.getsockname()[1]
+    return Shells(sock, os.urandom(16).hex().encode(), os.urandom(16).hex().encode())
+
+
+def announce(home: str, shells: Shells, pid: int) -> bool:
+    """Say in HOME's address file where SHELLS listen, and that PID (the helper) takes them;
+    False, the socket closed, where the file cannot be written."""
+    port = shells.sock.getsockname()[1]
+    line = b"%d %d %s %s\n" % (port, pid, shells.served, shells.token)
     try:
-        fs.write_atomic(home, ADDRESS, f"{port} {os.getpid()} {served} {token}\n", mode=0o600, sync=False)
+        fs.write_atomic(home, ADDRESS, line, mode=0o600, sync=False)
     except OSError:
-        sock.close()
-        return None
-    return Shells(sock, served.encode(), token.encode())
+        shells.sock.close()
+        return False
+    return True
 
 
 def _listening(backlog: int) -> _socket.socket:

@@ -45,7 +45,7 @@ class Harness:
 import json, os, subprocess, sys
 for line in sys.stdin:
     argv, data = json.loads(line)
-    done = subprocess.run(argv, input=data.encode(), capture_output=True)
+    done = subprocess.run(argv, input=data.encode(), capture_output=True, timeout=60)
     print(json.dumps([done.returncode, done.stdout.decode(), done.stderr.decode()]), flush=True)
 """
 
@@ -200,29 +200,37 @@ def test_each_hook_is_run_in_its_own_environment(agent: Agent, harness: Harness)
 RUNS_ONE_HOOK = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"  # a harness
 
 
-def test_the_first_hook_starts_the_helper_before_its_own_work_and_it_leaves_with_the_harness(
-    agent: Agent,
+def test_the_first_hook_leaves_the_helper_listening_as_it_exits_and_it_leaves_with_the_harness(
+    agent: Agent, tmp_path: Path
 ) -> None:
-    """Started once the first hook answered, the helper came a hook late: Codex fires its second
-    as the first exits. Now it listens while the first still waits for its envelope."""
-    harness = subprocess.Popen(
-        [sys.executable, "-c", RUNS_ONE_HOOK, *HOOK, "--dialect=claude"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-    )
+    """Codex fires its second hook as the first exits: the helper the first leaves behind (a fork
+    of it, its modules loaded) listens, and says where to shells, before that. It holds nothing of
+    the hook's: not the harness's pipes (the hook came back), its session, its command line or
+    the API key in its environment."""
+    harness = Harness(agent, tmp_path, OPENAI_API_KEY="sk-relay-test-key")
     try:
-        assert eventually(lambda: resident_runs(agent))
-        assert harness.poll() is None  # the hook has not read its envelope yet
-        out, err = harness.communicate(json.dumps(SESSION[0]).encode(), timeout=HANG_BOUND)
+        assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
+        sock = relay.connect(str(agent.home))  # at once: no waiting for it to come up
+        assert sock is not None
+        sock.close()
+        pid = int((agent.home / ".scion" / "relay").read_text().split()[1])
+        assert eventually(lambda: watchers(agent.home) == [pid])  # retitled once it runs
+        helper = Path(f"/proc/{pid}")
+        assert os.getsid(pid) == pid
+        assert (helper / "comm").read_text() == "scion-helper\n"
+        assert (helper / "cmdline").read_bytes().rstrip(b"\0") == b"sciontool_py.resident --home " + bytes(
+            agent.home
+        )
+        assert b"sk-relay-test-key" not in (helper / "environ").read_bytes()
+        held = {os.readlink(fd) for fd in (helper / "fd").iterdir()}
+        lock = str(agent.home / ".scion" / "exit-watcher.lock")
+        assert {f for f in held if not f.startswith("socket:")} == {os.devnull, lock}
+        assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
+        assert info(agent.home)["activity"] == "thinking"
     finally:
-        if harness.poll() is None:
-            harness.kill()
-            harness.wait()
-    assert (harness.returncode, out, err) == (0, b"", b"")
+        harness.close()
     assert eventually(lambda: not watchers(agent.home))  # its harness gone, its end said
-    assert info(agent.home)["phase"] == "stopped"  # between turns: not a crash
+    assert info(agent.home)["phase"] == "error"  # killed with a turn under way: a crash
 
 
 def test_a_hook_that_adds_no_agent_leaves_no_helper_behind(agent: Agent) -> None:

@@ -4,7 +4,8 @@ A harness killed mid-tool (the OOM killer, a closed terminal, `kill -9`), or
 one that exits without a session end (`qwen -p`, `vibe -p`), would leave its
 status `executing` or `working` for good. After answering, the hook makes
 sure one watcher runs for its HOME (ensure): a detached process, started as
-the telemetry worker is (a new session, /dev/null as stdio), that holds a
+the telemetry worker is (a new session, /dev/null as stdio), or, outside Scion,
+forked from the hook that found none (resident.adopt), that holds a
 pidfd on every live agent's harness process (no polling where the kernel has
 pidfds) and, when one exits, says the end under the state lock:
 
@@ -56,12 +57,8 @@ def ensure(log: AgentLog, dialect: str | None, dialect_file: str | None) -> None
         log.debug(f"Harness exit watch not started: {problem}")
 
 
-def start(
-    home: str, dialect: str | None = None, dialect_file: str | None = None, starter: Process | None = None
-) -> str:
-    """Start HOME's watcher unless one runs: '' or why it could not be started. starter: a hook
-    process it stays up for, whatever it finds to watch, until that hook has exited (the hook
-    that starts it before its own work, to be served the harness's next hook)."""
+def start(home: str, dialect: str | None = None, dialect_file: str | None = None) -> str:
+    """Start HOME's watcher unless one runs: '' or why it could not be started."""
     held = take_lock(home)
     if held is None:
         return ""  # one runs (it rescans the agents within a second), or the lock file is not usable
@@ -71,8 +68,6 @@ def start(
         args += ["--dialect-file", os.path.abspath(dialect_file)]
     elif dialect:
         args += ["--dialect", dialect]
-    if starter is not None:
-        args += ["--starter", f"{starter[0]}:{starter[1]}"]
     try:
         from sciontool_py.telemetry.launch import start_detached
 
