@@ -24,7 +24,6 @@ from sciontool_py.receiver import harness_exit
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
-    import socket
     from collections.abc import Callable
 
 Process = tuple[int, int]
@@ -37,9 +36,7 @@ LINGER_LIMIT = 86400.0
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
 # What serving a hook loads (preload): the first relayed hook then finds it all here.
 PRELOADED = (
-    "hmac",
     "signal",
-    "socket",
     "sciontool_py.fastpath",
     "sciontool_py.receiver.hook",
     "sciontool_py.receiver.stdin",
@@ -174,13 +171,10 @@ def serve(listener: _socket.socket, home: str, served: turns.Served) -> None:
 def _take(listener: _socket.socket, home: str) -> turns.Waiting | None:
     """The next hook's request, read whole (it has read its stdin already); None for anything
     else."""
-    import socket
-
     try:
-        fd, _ = listener._accept()  # type: ignore[attr-defined]
+        conn = shell_relay.accepted(listener)
     except OSError:
         return None  # it gave up meanwhile
-    conn = socket.socket(fileno=fd)
     try:
         conn.setblocking(True)
         conn.settimeout(READ_WAIT)
@@ -198,32 +192,33 @@ def _take(listener: _socket.socket, home: str) -> turns.Waiting | None:
 
 
 def _run(
-    conn: socket.socket,
+    conn: _socket.socket,
     client: int,
     request: tuple[str, list[str], dict[str, str], bytes] | None,
     home: str,
     origin: int,
 ) -> None:
-    import socket
+    import _socket
 
     def answer(out: bytes, err: bytes, code: int) -> None:
         conn.sendall(relay.encode([out, err, str(code).encode()]))
-        conn.shutdown(socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
+        conn.shutdown(_socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
 
-    with conn:
-        try:
-            if request is not None:
-                import io
+    try:
+        if request is not None:
+            import io
 
-                cwd, args, environ, data = request
-                if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin):
-                    return
-            conn.sendall(relay.encode([b"", b"", b"declined"]))
-        except (OSError, ValueError):
-            return  # the hook is gone: it runs by itself, or not at all
+            cwd, args, environ, data = request
+            if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin):
+                return
+        conn.sendall(relay.encode([b"", b"", b"declined"]))
+    except (OSError, ValueError):
+        return  # the hook is gone: it runs by itself, or not at all
+    finally:
+        conn.close()
 
 
-def _read_exactly(conn: socket.socket, size: int) -> bytes:
+def _read_exactly(conn: _socket.socket, size: int) -> bytes:
     chunks, left = [], size
     while left > 0:
         chunk = conn.recv(min(left, 1 << 20))

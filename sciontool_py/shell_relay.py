@@ -31,13 +31,13 @@ is slow to answer.
 from __future__ import annotations
 
 import os
+from _operator import _compare_digest  # hmac.compare_digest's own: hmac loads OpenSSL (8 ms)
 
 from sciontool_py import fs, process, relay, relayed, turns
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
-    import socket
     from typing import BinaryIO
 
 ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid, the helper's token, the shell's
@@ -99,11 +99,13 @@ def _listening(backlog: int) -> _socket.socket:
     return sock
 
 
-def _listener() -> socket.socket:
-    """A one-off port on 127.0.0.1 for one hook's envelope."""
-    import socket
+def accepted(sock: _socket.socket) -> _socket.socket:
+    """The next connection to SOCK, through the C module (as every socket of the helper's: the
+    `socket` module would cost a helper 10 ms of imports before its first hook)."""
+    import _socket
 
-    return socket.socket(fileno=_listening(1).detach())
+    fd, _ = sock._accept()  # type: ignore[attr-defined]
+    return _socket.socket(fileno=fd)
 
 
 def withdraw(home: str, shells: Shells) -> None:
@@ -123,30 +125,27 @@ def serve(shells: Shells, home: str, served: turns.Served) -> None:
 
 def _arrive(shells: Shells, home: str) -> turns.Waiting | None:
     """The next shell, once its hello proved it read the address file; None for anything else."""
-    import hmac
-    import socket
-
     try:
         shells.sock.setblocking(False)
-        fd, _ = shells.sock._accept()  # type: ignore[attr-defined]
+        conn = accepted(shells.sock)
     except OSError:
         return None  # it gave up meanwhile
-    conn = socket.socket(fileno=fd)
     try:
         conn.setblocking(True)
         conn.settimeout(HELLO_WAIT)
         hello = _hello(conn)
-        if hello is not None and hmac.compare_digest(hello[0], shells.token):
+        if hello is not None and _compare_digest(hello[0], shells.token):
             pid, argv = hello[1], hello[2]
             if "hook" in argv and _owner(f"/proc/{pid}") == os.geteuid():
                 turn = turns.of(pid)
 
                 def run() -> None:
                     try:
-                        with conn:
-                            _serve(conn, pid, argv, shells, home, turns.origin(turn))
+                        _serve(conn, pid, argv, shells, home, turns.origin(turn))
                     except (OSError, ValueError):  # a timeout is an OSError
                         pass  # the shell is gone, or sent what relay.bash never sends
+                    finally:
+                        conn.close()
 
                 return turn, run
     except (OSError, ValueError):
@@ -155,9 +154,8 @@ def _arrive(shells: Shells, home: str) -> turns.Waiting | None:
     return None
 
 
-def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home: str, origin: int) -> None:
+def _serve(conn: _socket.socket, pid: int, argv: list[str], shells: Shells, home: str, origin: int) -> None:
     import contextlib
-    import hmac
     import io
 
     conn.settimeout(WAIT)
@@ -168,7 +166,7 @@ def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home:
         return
     notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's: no stdin read
     piped = None if notify else _piped_stdin(pid)
-    stream: socket.socket | None = None  # the envelope's connection, when it comes over TCP
+    stream: _socket.socket | None = None  # the envelope's connection, when it comes over TCP
 
     def answer(out: bytes, err: bytes, code: int) -> None:
         # "open": the envelope came whole from a stdin its harness never closed (no cat: the
@@ -194,20 +192,23 @@ def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home:
                 return source if _line(conn) == b"go" else None
 
         else:
-            data = held.enter_context(_listener())
+            data = _listening(1)  # a one-off port for this hook's envelope
+            held.callback(data.close)
             data.settimeout(WAIT)
             conn.sendall(shells.served + b" ready %d\n" % data.getsockname()[1])
 
             def envelope() -> BinaryIO | None:
                 nonlocal asked, stream
                 asked = True
-                stream = held.enter_context(data.accept()[0])  # a timeout: the shell gave up
+                stream = accepted(data)  # a timeout: the shell gave up
+                held.callback(stream.close)
                 data.close()
                 stream.settimeout(WAIT)
-                if not hmac.compare_digest(_line(stream, 64), shells.token):
+                if not _compare_digest(_line(stream, 64), shells.token):
                     return None  # not the shell's: a process that guessed the port
                 stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
-                return held.enter_context(stream.makefile("rb", buffering=0))  # type: ignore[return-value]
+                # read(2) on the socket, as socket.makefile's reader does it
+                return held.enter_context(open(stream.fileno(), "rb", buffering=0, closefd=False))
 
         ran = relayed.run(home, pid, cwd, args, environ, envelope, answer, origin)
         # Its process or folder gone: past `ready`, the shell waits for an answer, so it gets one.
@@ -215,7 +216,7 @@ def _serve(conn: socket.socket, pid: int, argv: list[str], shells: Shells, home:
             answer(*UNRUNNABLE)
 
 
-def _hello(conn: socket.socket) -> tuple[bytes, int, list[str]] | None:
+def _hello(conn: _socket.socket) -> tuple[bytes, int, list[str]] | None:
     """(token, pid, arguments) from the shell's hello; None for anything else."""
     data = b""
     while True:
@@ -233,7 +234,7 @@ def _hello(conn: socket.socket) -> tuple[bytes, int, list[str]] | None:
         data += chunk
 
 
-def _line(conn: socket.socket, limit: int = 16) -> bytes:
+def _line(conn: _socket.socket, limit: int = 16) -> bytes:
     """A short line, read a byte at a time: what follows it is not this function's to take."""
     data = b""
     while not data.endswith(b"\n") and len(data) < limit:
@@ -244,14 +245,14 @@ def _line(conn: socket.socket, limit: int = 16) -> bytes:
     return data.rstrip(b"\n")
 
 
-def _ended(stream: socket.socket) -> bool:
+def _ended(stream: _socket.socket) -> bool:
     """Whether the shell's cat has sent all of stdin: False when the hook took an object from a
     pipe the harness keeps open (receiver/stdin.py), where cat would wait on it for good."""
-    import socket
+    import _socket
 
     stream.setblocking(False)
     try:
-        return stream.recv(1, socket.MSG_PEEK) == b""
+        return stream.recv(1, _socket.MSG_PEEK) == b""
     except BlockingIOError:
         return False
 
