@@ -239,6 +239,7 @@ def test_the_first_hook_leaves_the_helper_listening_as_it_exits_and_it_leaves_wi
         assert eventually(lambda: files_held(helper) == {os.devnull, lock})
         assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
         assert info(agent.home)["activity"] == "thinking"
+        assert b"_hashlib" not in (helper / "maps").read_bytes()  # no OpenSSL loaded to serve it
     finally:
         harness.close()
     assert eventually(lambda: not watchers(agent.home))  # its harness gone, its end said
