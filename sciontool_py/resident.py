@@ -288,6 +288,9 @@ def adopt(home: str, held: int) -> None:
         finally:
             os._exit(code)  # never back into the hook's own code
     if child > 0 and shells is not None:
+        # Written here, with the child's pid, before this hook exits. A child that stopped first
+        # (no agent to watch) leaves the file naming a pid gone: a shell finds it dead and runs
+        # its hook itself, and the next helper writes its own.
         shell_relay.announce(home, shells, child)
     for sock in socks:
         sock.close()  # this process's copy: the child's listens on
