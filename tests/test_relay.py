@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -244,6 +245,54 @@ def test_the_first_hook_leaves_the_helper_listening_as_it_exits_and_it_leaves_wi
         harness.close()
     assert eventually(lambda: not watchers(agent.home))  # its harness gone, its end said
     assert info(agent.home)["phase"] == "error"  # killed with a turn under way: a crash
+
+
+def signals_blocked(pid: int) -> int:
+    """The signals PID has blocked (its /proc status's SigBlk mask)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no SigBlk in /proc/{pid}/status")
+
+
+def children_running(parent: int, module: bytes) -> list[int]:
+    """The live children of PARENT whose command line names MODULE."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+            argv = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if int(fields[1]) == parent and fields[0] != b"Z" and module in argv:
+            found.append(int(name))
+    return found
+
+
+def test_a_worker_the_helper_starts_for_a_relayed_hook_can_be_stopped(agent: Agent, tmp_path: Path) -> None:
+    """The helper holds SIGTERM, SIGINT and SIGHUP back while it runs a hook (it finishes the
+    hook first); a telemetry worker it starts then must not inherit that: `kill` would leave it
+    running until its export's own bound."""
+    silent = socket.socket()  # listens, never accepts: the worker's export waits on it
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    harness = Harness(agent, tmp_path, SCION_OTEL_GRPC_PORT=str(silent.getsockname()[1]))
+    try:
+        harness.prefix = ["env", "SCION_TELEMETRY_ENABLED=false", *HOOK]  # the first hook starts none
+        assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
+        assert eventually(lambda: resident_runs(agent))
+        [helper] = watchers(agent.home)
+        harness.prefix = HOOK
+        assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")  # relayed: the helper exports it
+        assert eventually(lambda: bool(children_running(helper, b"telemetry.worker")))
+        workers = children_running(helper, b"telemetry.worker")  # it waits on the silent port
+        assert workers
+        assert [signals_blocked(worker) for worker in workers] == [0] * len(workers)
+    finally:
+        harness.close()
+        silent.close()
+    assert eventually(lambda: not watchers(agent.home))
 
 
 def test_a_hook_that_adds_no_agent_leaves_no_helper_behind(agent: Agent) -> None:

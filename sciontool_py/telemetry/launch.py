@@ -103,8 +103,15 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None, i
             handed_fd = spare = os.dup(handed_fd)
         actions.append((os.POSIX_SPAWN_DUP2, handed_fd, WORKER_FD))
     try:
+        # An empty signal mask: the resident helper starts these while it holds SIGTERM, SIGINT
+        # and SIGHUP back to finish a hook (relayed.py), and a mask outlives exec.
         pid = os.posix_spawn(
-            sys.executable, argv, worker_environment(os.environ), file_actions=actions, setsid=True
+            sys.executable,
+            argv,
+            worker_environment(os.environ),
+            file_actions=actions,
+            setsid=True,
+            setsigmask=(),
         )
     finally:
         if spare >= 0:
