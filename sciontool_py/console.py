@@ -72,6 +72,15 @@ def ensure_std_fds() -> None:
                 os.close(null)
 
 
+def flush_std() -> None:
+    """Flush stdout and stderr before the process ends without the interpreter's teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass  # closed by the harness: what it held could not be written anyway
+
+
 def write_stdout(text: str, wait: float) -> bool:
     """Write text to stdout, waiting at most wait seconds for a reader; False when some of it
     could not be written (a full pipe nobody reads, a closed stdout)."""

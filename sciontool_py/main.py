@@ -67,11 +67,9 @@ def main(exit_hook: bool = False) -> int:
 def _exit_now(code: int) -> None:
     import os
 
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass  # closed by the harness: what it held could not be written anyway
+    from sciontool_py.console import flush_std
+
+    flush_std()
     os._exit(code)
 
 

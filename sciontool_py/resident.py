@@ -301,22 +301,14 @@ def _let_go(keep: set[int]) -> None:
     """Hand back what this hook process holds of its harness, before it forks: stdin, stdout and
     stderr become /dev/null, and every descriptor past them but KEEP is closed (a wrapper's lock,
     a pipe the harness waits on). The hook has written its answer; it only exits after this."""
-    import sys
+    from sciontool_py.console import flush_std
 
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass  # closed by the harness: what it held could not be written anyway
+    flush_std()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        fds = list(range(3, 256))  # no /proc: the usual range
-    for fd in fds:
-        if fd > 2 and fd not in keep:
+    for fd in process.descriptors():
+        if fd not in keep:
             try:
                 os.close(fd)
             except OSError:

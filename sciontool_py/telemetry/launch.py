@@ -124,12 +124,10 @@ def _close_on_exec(keep: int | None) -> None:
     """Mark every descriptor past stderr close-on-exec (but KEEP): what the harness or a wrapper
     handed the hook (`flock FILE -c`'s lock, a pipe it waits on) must not live on in a detached
     process. The hook itself execs nothing else, and exits soon after."""
-    try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        fds = list(range(3, 256))  # no /proc: the usual range
-    for fd in fds:
-        if fd > 2 and fd != keep:
+    from sciontool_py.process import descriptors
+
+    for fd in descriptors():
+        if fd != keep:
             try:
                 os.set_inheritable(fd, False)
             except OSError:
