@@ -10,11 +10,10 @@ from session import Run
 EXPECTED = [
     ("SessionStart", {"activity": "working", LOG: "[starting] Session started (source: startup)"}),
     ("UserPromptSubmit", {"activity": "thinking", LOG: "[thinking] User prompt: say hello using the shell"}),
-    # PreModelRequest is not wired (docs/harnesses.md): the prompt and a tool's end say it.
-    # PostModelRequest comes with PreToolUse, in either order; it does not end the open call.
+    # Neither model request hook is wired (docs/harnesses.md): the prompt and a tool's end say a
+    # request starts, the next hook that it ended.
     ("PreToolUse", {"activity": "executing", "toolName": "Bash", LOG: "[executing] Running tool: Bash"}),
     ("PostToolUse", {"activity": "thinking", LOG: "[working] Tool Bash completed"}),
-    ("PostModelRequest", {"activity": "working"}),
     ("Stop", {"activity": "working", LOG: "[working] Agent turn completed"}),
     ("agent-turn-complete", {"activity": "completed", LOG: "[completed] Agent completed task"}),
     ("SessionEnd", {"phase": "stopped", LOG: "[stopped] Session ended (reason: other)"}),

@@ -62,6 +62,10 @@ class Codex(SettingsHarness):
         # 11 of a ten-tool session's 47 hooks, each waited for: the request follows the prompt or
         # a tool's end, which the dialect reads as thinking already (model_call_events).
         "PreModelRequest": "the prompt or a tool's end says the model is called",
+        # As many again (11 of the 36 left), each waited for: the next hook (PreToolUse, Stop)
+        # says the request's end, the rollout its usage (usage_transcript) and a failed turn's
+        # error; Codex's own TUI shows a failure, and notify follows it there.
+        "PostModelRequest": "the next hook says the request ended, the rollout its usage",
     }
     notes = (TRUST_NOTE,)
 

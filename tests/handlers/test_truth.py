@@ -820,16 +820,16 @@ def test_a_tools_end_that_hands_its_result_to_the_model_reads_thinking(
     "name",
     ["c02-multi", "c04-err500", "c12-bgtool", "c20-approve", "c21-deny", "c22-question", "c23-interrupt"],
 )
-def test_codex_sessions_read_the_same_without_pre_model_request(
+def test_codex_sessions_read_the_same_without_their_model_request_hooks(
     home: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    # Issue 30: install no longer wires PreModelRequest. Each live session, replayed as that
-    # install has it, reads at every other hook what it read with PreModelRequest wired.
+    # Issue 30: install wires neither PreModelRequest nor PostModelRequest. Each live session,
+    # replayed as that install has it, reads at every other hook what it read with both wired.
     envelopes = recorded(name)
-    wired = [e for e in envelopes if e.get("hook_event_name") != "PreModelRequest"]
+    kept = [e.get("hook_event_name") not in ("PreModelRequest", "PostModelRequest") for e in envelopes]
+    wired = [e for e, keep in zip(envelopes, kept, strict=True) if keep]
     assert len(wired) < len(envelopes)
     full = replay(home, "codex", envelopes)
-    kept = [e.get("hook_event_name") != "PreModelRequest" for e in envelopes]
     before = [state for state, keep in zip(full, kept, strict=True) if keep]
     other = home.parent / "unwired"
     other.mkdir()

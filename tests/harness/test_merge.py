@@ -495,31 +495,34 @@ def test_codex_hooks_read_the_relay_into_codexs_bash_and_replace_an_earlier_inst
     assert json.loads(hooks_file.read_text())["hooks"] == {"PreToolUse": [{"hooks": [mine]}]}
 
 
-def test_codex_is_not_wired_for_pre_model_request_and_an_earlier_wiring_is_undone(
-    dirs: tuple[Path, Path], harness_here: CliHere
+@pytest.mark.parametrize("event", ["PreModelRequest", "PostModelRequest"])
+def test_codex_is_not_wired_for_its_model_requests_and_an_earlier_wiring_is_undone(
+    dirs: tuple[Path, Path], harness_here: CliHere, event: str
 ) -> None:
-    """Issue 30: PreModelRequest fires at every model request (11 of a ten-tool session's 47
-    hooks), each waited for, and says what the prompt or the tool's end before it said: install
-    does not wire it and takes out the one an earlier install wrote, keeping the user's own."""
+    """Issue 30: Codex fires PreModelRequest and PostModelRequest at every model request (22 of a
+    ten-tool session's 47 hooks), each waited for, and what they say comes from elsewhere: the
+    prompt or a tool's end before the request, the next hook and the rollout after it. Install
+    wires neither and takes out the one an earlier install wrote, keeping the user's own."""
     project, home = dirs
     mine = {"type": "command", "command": "logger model"}
     earlier = {"type": "command", "command": wired("sciontool hook --dialect=codex"), "timeout": 30}
     (project / ".codex").mkdir()
     hooks_file = project / ".codex" / "hooks.json"
-    original = {"hooks": {"PreModelRequest": [{"hooks": [mine]}]}}
+    original = {"hooks": {event: [{"hooks": [mine]}]}}
     hooks_file.write_text(json.dumps(original))
     done = harness_here(home, "install", "codex", "--project", str(project))
     assert done.returncode == 0, done.stderr
     hooks = json.loads(hooks_file.read_text())["hooks"]
-    assert hooks["PreModelRequest"] == [{"hooks": [mine]}]
-    assert {"UserPromptSubmit", "PostModelRequest", "PostToolUse"} <= set(hooks)
-    hooks["PreModelRequest"].append({"hooks": [earlier]})  # as an earlier install left it
+    assert hooks[event] == [{"hooks": [mine]}]
+    assert {"UserPromptSubmit", "PostToolUse", "Stop"} <= set(hooks)
+    assert not ({"PreModelRequest", "PostModelRequest"} - {event}) & set(hooks)  # the other one
+    hooks[event].append({"hooks": [earlier]})  # as an earlier install left it
     hooks_file.write_text(json.dumps({"hooks": hooks}))
     again = harness_here(home, "install", "codex", "--project", str(project))
-    assert "removed those for PreModelRequest, no longer wired" in again.stdout, again.stdout
-    assert json.loads(hooks_file.read_text())["hooks"]["PreModelRequest"] == [{"hooks": [mine]}]
+    assert f"removed those for {event}, no longer wired" in again.stdout, again.stdout
+    assert json.loads(hooks_file.read_text())["hooks"][event] == [{"hooks": [mine]}]
     hooks = json.loads(hooks_file.read_text())["hooks"]
-    hooks["PreModelRequest"].append({"hooks": [earlier]})
+    hooks[event].append({"hooks": [earlier]})
     hooks_file.write_text(json.dumps({"hooks": hooks}))
     done = harness_here(home, "uninstall", "codex", "--project", str(project))
     assert done.returncode == 0, done.stderr
