@@ -34,9 +34,11 @@ LINGER_SWITCH = "SCIONTOOL_HELPER_LINGER"
 LINGER_SECONDS = 300.0
 LINGER_LIMIT = 86400.0
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
-# What serving a hook loads (preload): the first relayed hook then finds it all here.
+# What serving a hook loads: a helper started anew loads it first (preload), and the first relayed
+# hook finds it all there. One forked from a hook has the hook's, and loads telemetry's once a hook
+# has been answered: a preload would hold the next hook, which comes at once (5.7 ms with
+# `signal`, which imports enum, and the telemetry modules).
 PRELOADED = (
-    "signal",
     "sciontool_py.fastpath",
     "sciontool_py.receiver.hook",
     "sciontool_py.receiver.stdin",
@@ -148,12 +150,10 @@ def lingering() -> float:
     return min(max(seconds, 0.0), LINGER_LIMIT) if seconds == seconds else LINGER_SECONDS  # NaN
 
 
-def preload(servers: dict[int, Callable[[], None]]) -> None:
-    """Load what serving a hook needs, where hooks are served, before the first comes: the
-    harness waits for that one."""
-    if servers:
-        for module in PRELOADED:
-            __import__(module)
+def preload() -> None:
+    """Load what serving a hook needs before the first comes: the harness waits for that one."""
+    for module in PRELOADED:
+        __import__(module)
 
 
 def _close(fd: int) -> None:
@@ -250,6 +250,7 @@ def main(argv: list[str]) -> int:
         return 0  # another one took the HOME meanwhile
     listener = shells = None
     if not registry.in_scion(home):
+        preload()  # before it listens: a hook that comes meanwhile runs by itself, not waiting
         listener, shells = listen(home), shell_relay.listen()
         if shells is not None and not shell_relay.announce(home, shells, os.getpid()):
             shells = None
@@ -376,7 +377,6 @@ def _serve(
         except Exception as exc:  # one agent's end must not cost the others their watcher
             log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
 
-    preload(servers)
     try:
         watch(home, say_end, held, servers, stop, lingering())
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
