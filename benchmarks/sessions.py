@@ -15,7 +15,8 @@ for) must have exited: this process is their subreaper, reaps them and counts th
 and never signals any of them. A kind named "HOME reused" runs each variant's sessions in one
 HOME and project instead, as a user's next session comes: the resident helper the last one
 left stays for it (SCIONTOOL_HELPER_LINGER), and the CPU it spends during a session is that
-session's.
+session's; so is the telemetry worker it starts once the session's hooks have gone quiet, which
+is waited for before the next session starts.
 
 Per session and variant it prints the median wall time, the 10th-90th percentile spread, the
 hook calls (the agent.log lines the hooks wrote; each call writes one), the CPU seconds of
@@ -57,6 +58,8 @@ from harness import Harness  # noqa: E402
 from otlp import GrpcReceiver  # noqa: E402  (the tests' real OTLP/gRPC receiver)
 from run import TOOL, install_harnesses  # noqa: E402
 from session import Run  # noqa: E402
+
+from sciontool_py.resident import QUIET_SECONDS  # noqa: E402
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 VARIANTS = ("none", "true", "off", "on")
@@ -209,7 +212,7 @@ def reap() -> float:
 
 def lingering(homes: Collection[Path]) -> dict[int, float]:
     """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds,
-    theirs and their waited-for children's."""
+    their own."""
     found = {}
     wanted = {os.fsencode(home) for home in homes}
     for pid, _ in descendants() if homes else ():
@@ -222,8 +225,8 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # utime, stime, and the same of its children it waited for (the telemetry workers it started)
-        found[pid] = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        # utime and stime: its telemetry workers are counted by helpers_quiet, once each
+        found[pid] = sum(int(f) for f in fields[11:13]) / os.sysconf("SC_CLK_TCK")
     return found
 
 
@@ -245,6 +248,54 @@ def settle(homes: Collection[Path] = ()) -> float:
         time.sleep(0.05)
         cpu += reap()
     return cpu + reap()
+
+
+# The helpers' telemetry workers counted already, by (pid, start time): an ended one stays their
+# zombie until the helper's next start reaps it.
+COUNTED: set[tuple[int, str]] = set()
+
+
+def helpers_quiet(helpers: list[int]) -> float:
+    """Wait until the reused HOMES' HELPERS have started and ended the telemetry worker their last
+    hooks left (a helper starts it once its hooks have gone quiet, resident.QUIET_SECONDS, and the
+    next session must not find it running); the CPU seconds of those workers."""
+    time.sleep(QUIET_SECONDS + 0.5)  # its start, and a margin
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while True:
+        found = {
+            pid: stat for pid, stat in (_child_stat(p) for h in helpers for p in _children_of(h)) if stat
+        }
+        if all(stat[0] == "Z" for stat in found.values()):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(
+                f"bench-e2e: a helper's worker still running {SETTLE_TIMEOUT:g} s after the session"
+            )
+        time.sleep(0.05)
+    cpu = 0.0
+    for pid, stat in found.items():
+        if (pid, stat[19]) not in COUNTED:
+            COUNTED.add((pid, stat[19]))
+            cpu += (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return cpu
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        return [
+            int(c)
+            for t in os.listdir(f"/proc/{pid}/task")
+            for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()
+        ]
+    except OSError:
+        return []
+
+
+def _child_stat(pid: int) -> tuple[int, list[str] | None]:
+    try:
+        return pid, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return pid, None
 
 
 def children_cpu() -> float:
@@ -314,6 +365,8 @@ def play(kind: Kind, variant: str, root: Path, model: FakeModel, receiver: GrpcR
         said = (stderr.strip() or stdout.strip())[-400:]
         raise SystemExit(f"bench-e2e: {kind.name} ({LABELS[variant]}) exited {proc.returncode}: {said}")
     detached = settle(homes)
+    if kind.reused and variant == "on":
+        detached += helpers_quiet(list(lingering(homes)))
     # A reused HOME's helper stays: its CPU time since the session began is the session's.
     stayed = sum(seconds - stays.get(pid, 0.0) for pid, seconds in lingering(homes).items())
     calls = log_lines(run) - logged

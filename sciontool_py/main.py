@@ -35,9 +35,11 @@ def main(exit_hook: bool = False) -> int:
             if exit_hook:
                 _exit_now(relayed)
             return relayed
-        from sciontool_py import fastpath, relay, turns
+        from sciontool_py import fastpath, relay, telemetry, turns
 
         claim = relay.claim_helper()  # no helper answered: this process leaves one behind
+        if claim is not None:
+            telemetry.start_later()  # the helper starts the telemetry worker once its hooks go quiet
         origin = turns.wait()  # here: after the hooks its harness started before it, not waited for
 
         def hook(args: list[str], log: AgentLog) -> None:
@@ -47,7 +49,11 @@ def main(exit_hook: bool = False) -> int:
         if claim is not None:
             from sciontool_py import resident
 
-            resident.adopt(*claim)  # forked with this process's modules; no stdio here after it
+            # Forked with this process's modules; no stdio here after it.
+            if not resident.adopt(*claim):
+                from sciontool_py.log.writer import AgentLog
+
+                telemetry.start_waiting(AgentLog(claim[0], quiet=True))  # no helper: now, then
         if exit_hook and "coverage" not in sys.modules:
             _exit_now(code)  # (coverage.py, measuring the suite, saves its data in the teardown)
         return code

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py import process, registry, relay, relayed, shell_relay, turns
+from sciontool_py import process, registry, relay, relayed, shell_relay, telemetry, turns
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -34,6 +34,9 @@ LINGER_SWITCH = "SCIONTOOL_HELPER_LINGER"
 LINGER_SECONDS = 300.0
 LINGER_LIMIT = 86400.0
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
+# Hooks a harness fires come in bursts (a tool's start and end, the model's answer): the telemetry
+# worker starts once none has come for this long (telemetry.start_later).
+QUIET_SECONDS = 1.0
 # What serving a hook loads: a helper started anew loads it first (preload), and the first relayed
 # hook finds it all there. One forked from a hook has the hook's, and loads telemetry's once a hook
 # has been answered: a preload would hold the next hook, which comes at once (5.7 ms with
@@ -69,13 +72,16 @@ def watch(
     held: int,
     servers: dict[int, Callable[[], None]],
     stop: Callable[[], None],
+    quiet: Callable[[], None],
     linger: float = 0.0,
 ) -> None:
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
     listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then,
     where it serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its
     next session's first hook is then relayed too), unless HOME's lock file is removed meanwhile;
-    then stop listening and release HELD, the watcher's lock, under the state lock."""
+    then stop listening and release HELD, the watcher's lock, under the state lock. QUIET is
+    called once, QUIET_SECONDS after the last hook served or end said (or after it started: a
+    helper forked from a hook has just answered it)."""
     import select
     import time
 
@@ -84,6 +90,13 @@ def watch(
     fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
     watched = False  # an agent was seen: once none is left, a helper lingers (LINGER_SWITCH)
     idle_until: float | None = None
+    active_at: float | None = time.monotonic()  # None: quiet() called since the last hook or end
+
+    def end(proc: Process, ends: list[str]) -> None:
+        nonlocal active_at
+        say_end(proc, ends)
+        active_at = time.monotonic()
+
     try:
         while True:
             current = harness_exit.targets(home)
@@ -93,12 +106,12 @@ def watch(
                 if proc not in fds:
                     fd = process.open_pidfd(proc)
                     if fd is None:
-                        say_end(proc, ends)  # gone before it was watched
+                        end(proc, ends)  # gone before it was watched
                     else:
                         fds[proc] = fd
             for proc in [p for p, fd in fds.items() if fd < 0 and not process.alive(p)]:
                 fds.pop(proc)
-                say_end(proc, current[proc])
+                end(proc, current[proc])
             watched = watched or bool(current)
             wait = harness_exit.RESCAN_SECONDS
             if fds:
@@ -123,6 +136,13 @@ def watch(
                     idle_until = None
                     continue
                 wait = min(wait, harness_exit.RESCAN_SECONDS)
+            if active_at is not None:
+                left = active_at + QUIET_SECONDS - time.monotonic()
+                if left <= 0:
+                    active_at = None
+                    quiet()
+                else:
+                    wait = min(wait, left)
             poller = select.poll()
             by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
             for fd in by_fd:
@@ -132,10 +152,11 @@ def watch(
             for fd, _ in poller.poll(wait * 1000):
                 if fd in servers:
                     servers[fd]()
+                    active_at = time.monotonic()
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))
-                say_end(proc, harness_exit.targets(home).get(proc, []))
+                end(proc, harness_exit.targets(home).get(proc, []))
     finally:
         for fd in fds.values():
             _close(fd)
@@ -257,14 +278,15 @@ def main(argv: list[str]) -> int:
     return _serve(home, held, listener, shells, options.get("--dialect"), options.get("--dialect-file"))
 
 
-def adopt(home: str, held: int) -> None:
+def adopt(home: str, held: int) -> bool:
     """Leave HOME's resident behind this hook process, which holds its watcher lock (HELD) and has
     run its hook: a forked child, with the modules the hook loaded. A helper started anew would
     spend a Python start and its imports (40 ms of CPU) on the CPU the harness wants, as a
     throwaway HOME's first session goes on. Its sockets listen, and its address file is written,
     before this process exits: the harness's next hook is relayed. The child keeps nothing of the
     hook's but them and the lock: not its stdio or other descriptors (the harness reads its pipes
-    to their end), folder, session, command line or environment. Returns here only."""
+    to their end), folder, session, command line or environment. Returns here only: whether the
+    helper was left."""
     # The one thread a hook starts (a hub call, left at its deadline), which a fork could leave
     # holding a lock, needs SCION_AGENT_ID: there nothing is relayed, nor a helper adopted.
     listener, shells = listen(home), shell_relay.listen()
@@ -296,6 +318,7 @@ def adopt(home: str, held: int) -> None:
     for sock in socks:
         sock.close()  # this process's copy: the child's listens on
     os.close(held)
+    return child > 0
 
 
 def _let_go(keep: set[int]) -> None:
@@ -377,11 +400,16 @@ def _serve(
         except Exception as exc:  # one agent's end must not cost the others their watcher
             log.debug(f"Harness exit watch: the end of {ends} not said: {type(exc).__name__}: {exc}")
 
+    if not scion:
+        telemetry.start_later()  # relayed hooks and the ends said here: once they go quiet
+
     try:
-        watch(home, say_end, held, servers, stop, lingering())
+        watch(home, say_end, held, servers, stop, lambda: telemetry.start_waiting(log), lingering())
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         stop()
         os.close(held)
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1
+    finally:
+        telemetry.start_waiting(log)  # what the last hooks left, before this helper is gone
     return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
+from otlp import GrpcReceiver
 from standin import StandIn, eventually, info, records, watchers
 
 from sciontool_py import relay
@@ -292,6 +293,80 @@ def test_a_worker_the_helper_starts_for_a_relayed_hook_can_be_stopped(agent: Age
     finally:
         harness.close()
         silent.close()
+    assert eventually(lambda: not watchers(agent.home))
+
+
+def exported(receiver: GrpcReceiver) -> list[object]:
+    """The raw event names of the log records RECEIVER got, in the order they happened."""
+    records = sorted(receiver.logs(), key=lambda r: r.item.time_unix_nano)  # type: ignore[attr-defined]
+    return [record.attributes["event.raw_name"] for record in records]
+
+
+EXPORTED = ["SessionStart", "PreToolUse", "PostToolUse", "PostToolBatch", "Stop"]  # no prompt: private
+
+
+def test_the_helper_exports_once_its_hooks_go_quiet_and_what_is_left_as_it_leaves(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """Outside Scion the telemetry worker is started by the helper once its hooks have gone quiet,
+    not in the middle of a burst (its Python start takes CPU the harness wants): every event is
+    exported all the same, and so is the end the helper says when the harness dies, before it
+    leaves."""
+    receiver = GrpcReceiver()
+    harness = Harness(agent, tmp_path, SCION_OTEL_GRPC_PORT=str(receiver.port))
+    try:
+        for envelope in SESSION:
+            assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+        receiver.wait_for(lambda: len(receiver.logs()) == len(EXPORTED))
+        assert exported(receiver) == EXPORTED
+        [helper] = watchers(agent.home)
+        assert eventually(lambda: not children_running(helper, b"telemetry.worker"))  # that one is done
+        harness.close()  # killed: the helper says its end, starts a worker for it, and leaves
+        assert eventually(lambda: not watchers(agent.home))
+        receiver.wait_for(lambda: len(receiver.logs()) == len(EXPORTED) + 1)
+        assert exported(receiver) == [*EXPORTED, "harness-exit"]
+    finally:
+        harness.close()
+        receiver.close()
+
+
+def test_a_lingering_helper_exports_an_end_once_quiet_and_a_sessions_hooks_as_it_says(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """A helper that stays for the HOME's next session exports the end it says for a harness that
+    died once quiet, not when it leaves (minutes later). It serves the next session's hooks, and
+    starts their worker itself, with the environment of the hook that left the records, not its
+    own (its first session's): they go where the next session says."""
+    first_receiver, next_receiver = GrpcReceiver(), GrpcReceiver()
+    first = Harness(
+        agent, tmp_path, SCIONTOOL_HELPER_LINGER="600", SCION_OTEL_GRPC_PORT=str(first_receiver.port)
+    )
+    second = Harness(
+        agent, tmp_path, SCIONTOOL_HELPER_LINGER="600", SCION_OTEL_GRPC_PORT=str(next_receiver.port)
+    )
+    try:
+        for envelope in SESSION:
+            assert first.hook(envelope, "--dialect=claude") == (0, "", "")
+        first_receiver.wait_for(lambda: len(first_receiver.logs()) == len(EXPORTED))
+        [helper] = watchers(agent.home)
+        assert eventually(lambda: not children_running(helper, b"telemetry.worker"))
+        first.close()  # killed: the helper says its end and stays
+        first_receiver.wait_for(lambda: len(first_receiver.logs()) == len(EXPORTED) + 1)
+        assert exported(first_receiver) == [*EXPORTED, "harness-exit"] and watchers(agent.home) == [helper]
+        # A worker drains the spool to where it was started for: the next session comes after it.
+        assert eventually(lambda: not children_running(helper, b"telemetry.worker"))
+        for envelope in SESSION:
+            assert second.hook({**envelope, "session_id": "s2"}, "--dialect=claude") == (0, "", "")
+        next_receiver.wait_for(lambda: len(next_receiver.logs()) == len(EXPORTED))
+        assert exported(next_receiver) == EXPORTED
+        assert len(first_receiver.logs()) == len(EXPORTED) + 1  # nothing of it went the first's way
+        assert watchers(agent.home) == [helper]  # the one helper ran every hook of both
+    finally:
+        first.close()
+        second.close()
+        first_receiver.close()
+        next_receiver.close()
+        (agent.home / ".scion" / "exit-watcher.lock").unlink()  # the helper leaves at once, not in 600 s
     assert eventually(lambda: not watchers(agent.home))
 
 

@@ -32,10 +32,32 @@ if TYPE_CHECKING:
     from sciontool_py.log.writer import AgentLog
 
 
+class _Later:
+    """Outside Scion the resident helper starts the worker once its hooks have gone quiet, not at
+    the first hook it answers: the worker's Python start and imports (about 40 ms of CPU) would
+    land in the harness's busiest moments, and on two cores cost a one-tool session about 0.02 s
+    (issue 30)."""
+
+    def __init__(self) -> None:
+        self.on = False  # this process (the helper, or the hook that forks it) starts it later
+        self.waiting = False  # what an answered hook left for a worker: spooled records or reports
+        self.reports = False
+        # The environment of the first hook that left them, which a worker it started would have
+        # had: the helper's own is its first session's.
+        self.env: dict[str, str] = {}
+
+
+_later = _Later()
+
+
+def start_later() -> None:
+    """From now on this process leaves the worker to start_waiting (the resident helper)."""
+    _later.on = True
+
+
 def after_answer(log: AgentLog, event: CanonicalEvent | None) -> None:
     """Telemetry for the event the hook just answered (None: there was none); never raises."""
     env = os.environ
-    home = log.home
     if event is None or event.name not in settings.SPAN_NAMES or not settings.enabled(env):
         return
     try:
@@ -43,21 +65,62 @@ def after_answer(log: AgentLog, event: CanonicalEvent | None) -> None:
         drain_fd = _spool(log, event, env, time.time_ns())
         if drain_fd is None and not reports:
             return
-        from sciontool_py.telemetry import launch
-
-        try:
-            pid = launch.start_worker(home, drain_fd, reports)
-        finally:
+        if _later.on:
             if drain_fd is not None:
-                os.close(drain_fd)  # the worker holds the lock now
-        if reports:
-            from sciontool_py.telemetry import session
-
-            session.hand_over(log, pid)
+                os.close(drain_fd)  # the drain lock: start_waiting takes it again
+            if not _later.waiting:
+                _later.env = dict(env)
+            _later.waiting = True
+            _later.reports = _later.reports or reports
+            return
+        _start(log, drain_fd, reports)
     except OSError as exc:
         log.debug(f"Hook telemetry skipped: {failure(exc)}")
     except Exception as exc:  # an observer's observer: nothing may fail the hook
         log.debug(f"Hook telemetry skipped: {type(exc).__name__}: {exc}")
+
+
+def start_waiting(log: AgentLog) -> None:
+    """Start the worker for what the hooks answered here left (start_later), unless a worker
+    already drains the spool; never raises. The resident helper calls it once its hooks have
+    gone quiet, and before it exits."""
+    if not _later.waiting:
+        return
+    reports, env = _later.reports, _later.env
+    _later.waiting, _later.reports, _later.env = False, False, {}
+    try:
+        from sciontool_py.telemetry import spool
+
+        folder, locked = spool.open_locked_or_not(log.home, create=False)
+        try:
+            drain = folder >= 0 and locked and bool(spool.waiting(folder))
+        except OSError:
+            os.close(folder)
+            raise
+        if folder >= 0 and not drain:
+            os.close(folder)  # a worker runs, and takes the records; or there are none
+        if drain or reports:
+            _start(log, folder if drain else None, reports, env)
+    except OSError as exc:
+        log.debug(f"Hook telemetry skipped: {failure(exc)}")
+    except Exception as exc:  # an observer's observer: nothing may fail the helper
+        log.debug(f"Hook telemetry skipped: {type(exc).__name__}: {exc}")
+
+
+def _start(log: AgentLog, drain_fd: int | None, reports: bool, env: Mapping[str, str] | None = None) -> None:
+    """Start the worker, handing it the spool's drain lock (DRAIN_FD, closed here) and the
+    session reports; ENV: the environment it takes its variables from (this process's)."""
+    from sciontool_py.telemetry import launch
+
+    try:
+        pid = launch.start_worker(log.home, drain_fd, reports, env)
+    finally:
+        if drain_fd is not None:
+            os.close(drain_fd)  # the worker holds the lock now
+    if reports:
+        from sciontool_py.telemetry import session
+
+        session.hand_over(log, pid)
 
 
 def _hub_configured(log: AgentLog, env: Mapping[str, str]) -> bool:

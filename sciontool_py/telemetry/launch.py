@@ -65,22 +65,29 @@ def listening(host: str, port: int) -> bool:
         sock.close()
 
 
-def start_worker(home: str, drain_fd: int | None, reports: bool) -> int:
+def start_worker(home: str, drain_fd: int | None, reports: bool, env: Mapping[str, str] | None = None) -> int:
     """Start `sciontool_py.telemetry.worker` detached; its pid.
 
     drain_fd: the spool folder, locked by this process, handed over as the
     worker's fd 3 (the lock goes with it). reports: it also sends the
-    session-metrics reports waiting for a sender.
+    session-metrics reports waiting for a sender. env: the environment it
+    takes its variables from (this process's by default).
     """
     args = ["--home", home]
     if drain_fd is not None:
         args.append("--drain")
     if reports:
         args.append("--reports")
-    return start_detached("sciontool_py.telemetry.worker", args, drain_fd, idle=True)
+    return start_detached("sciontool_py.telemetry.worker", args, drain_fd, idle=True, env=env)
 
 
-def start_detached(module: str, args: list[str], handed_fd: int | None = None, idle: bool = False) -> int:
+def start_detached(
+    module: str,
+    args: list[str],
+    handed_fd: int | None = None,
+    idle: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> int:
     """Run MODULE's main(ARGS) in a new session with /dev/null as stdio; its pid.
 
     handed_fd: a descriptor the process finds as its fd 3 (WORKER_FD). idle: it runs only on a
@@ -108,7 +115,7 @@ def start_detached(module: str, args: list[str], handed_fd: int | None = None, i
         pid = os.posix_spawn(
             sys.executable,
             argv,
-            worker_environment(os.environ),
+            worker_environment(os.environ if env is None else env),
             file_actions=actions,
             setsid=True,
             setsigmask=(),
