@@ -5,7 +5,8 @@ the response written.  It costs the hook well under a millisecond and
 imports none of OpenTelemetry: it counts the event in the session metrics
 (when a hub is configured), spools the event when something can receive
 it, and starts at most one detached worker (telemetry.worker) that exports
-through the OpenTelemetry SDK and sends session reports to the hub.
+through the OpenTelemetry SDK and sends session reports to the hub; in the
+resident helper (start_later), once its hooks have gone quiet (start_waiting).
 Nothing here changes the hook's stdout, exit status or state files; a
 problem is a DEBUG line in agent.log.
 
