@@ -35,8 +35,10 @@ LINGER_SECONDS = 300.0
 LINGER_LIMIT = 86400.0
 READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
 # Hooks a harness fires come in bursts (a tool's start and end, the model's answer): the telemetry
-# worker starts once none has come for this long (telemetry.start_later).
+# worker starts once none has come for this long (telemetry.start_later), or this long after the
+# burst's first, should it never end (the spool keeps at most 1,000 events).
 QUIET_SECONDS = 1.0
+QUIET_LIMIT_SECONDS = 5.0
 # What serving a hook loads: a helper started anew loads it first (preload), and the first relayed
 # hook finds it all there. One forked from a hook has the hook's, and loads telemetry's once a hook
 # has been answered: a preload would hold the next hook, which comes at once (5.7 ms with
@@ -80,8 +82,9 @@ def watch(
     where it serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its
     next session's first hook is then relayed too), unless HOME's lock file is removed meanwhile;
     then stop listening and release HELD, the watcher's lock, under the state lock. QUIET is
-    called once, QUIET_SECONDS after the last hook served or end said (or after it started: a
-    helper forked from a hook has just answered it)."""
+    called once the hooks served and ends said have gone quiet: QUIET_SECONDS after the last,
+    QUIET_LIMIT_SECONDS after the first at the latest (the start counts as one: a helper forked
+    from a hook has just answered it)."""
     import select
     import time
 
@@ -90,12 +93,18 @@ def watch(
     fds: dict[Process, int] = {}  # a pidfd, or -1 where the kernel has none (checked each rescan)
     watched = False  # an agent was seen: once none is left, a helper lingers (LINGER_SWITCH)
     idle_until: float | None = None
-    active_at: float | None = time.monotonic()  # None: quiet() called since the last hook or end
+    # The last and the first hook or end since quiet() was called (None: none since).
+    active_at: float | None = time.monotonic()
+    first_at = active_at
+
+    def busy() -> None:
+        nonlocal active_at, first_at
+        active_at = time.monotonic()
+        first_at = active_at if first_at is None else first_at
 
     def end(proc: Process, ends: list[str]) -> None:
-        nonlocal active_at
         say_end(proc, ends)
-        active_at = time.monotonic()
+        busy()
 
     try:
         while True:
@@ -136,10 +145,11 @@ def watch(
                     idle_until = None
                     continue
                 wait = min(wait, harness_exit.RESCAN_SECONDS)
-            if active_at is not None:
-                left = active_at + QUIET_SECONDS - time.monotonic()
+            if active_at is not None and first_at is not None:
+                due = min(active_at + QUIET_SECONDS, first_at + QUIET_LIMIT_SECONDS)
+                left = due - time.monotonic()
                 if left <= 0:
-                    active_at = None
+                    active_at = first_at = None
                     quiet()
                 else:
                     wait = min(wait, left)
@@ -152,7 +162,7 @@ def watch(
             for fd, _ in poller.poll(wait * 1000):
                 if fd in servers:
                     servers[fd]()
-                    active_at = time.monotonic()
+                    busy()
                     continue
                 proc = by_fd[fd]
                 _close(fds.pop(proc))

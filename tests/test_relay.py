@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -328,6 +329,30 @@ def test_the_helper_exports_once_its_hooks_go_quiet_and_what_is_left_as_it_leave
     finally:
         harness.close()
         receiver.close()
+
+
+def test_hooks_that_never_go_quiet_are_exported_while_they_come(agent: Agent, tmp_path: Path) -> None:
+    """A harness firing a hook every 0.2 s for good never gives the helper a quiet second: it
+    starts the worker 5 s after the burst's first hook all the same (resident.QUIET_LIMIT_SECONDS),
+    and the worker exports while the hooks go on (the spool keeps 1,000 events, not a session's)."""
+    receiver = GrpcReceiver()
+    harness = Harness(agent, tmp_path, SCION_OTEL_GRPC_PORT=str(receiver.port))
+    tool = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+    try:
+        assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
+        deadline = time.monotonic() + 60  # the worker's own wait for a quiet burst is 5 s more
+        n = 0
+        while not receiver.logs():
+            assert time.monotonic() < deadline, "nothing exported while the hooks came"
+            n += 1
+            start = claude("PreToolUse", tool_use_id=f"t{n}", **tool)
+            assert harness.hook(start, "--dialect=claude") == (0, "", "")
+            time.sleep(0.2)
+        assert exported(receiver)[0] == "SessionStart"
+    finally:
+        harness.close()
+        receiver.close()
+    assert eventually(lambda: not watchers(agent.home))
 
 
 def test_a_lingering_helper_exports_an_end_once_quiet_and_a_sessions_hooks_as_it_says(
