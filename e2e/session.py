@@ -51,15 +51,20 @@ class Run:
     # wired it (install itself writes no relay, or the relay would bypass the recorder).
     recorded: ClassVar[bool] = True
     marks: Path = field(init=False)
+    tmp: Path = field(init=False)
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
         self.project = self.root / "project"
         self.calls = self.root / "calls.jsonl"
         self.marks = self.project / ".marks"  # beside tool.sh: no harness asks to write there
+        # The harness's TMPDIR: Claude Code and opencode unpack their native libraries there
+        # (5 to 14 MB a session), Claude Code and Gemini CLI keep a folder per shell and project.
+        self.tmp = self.root / "tmp"
         self.root.mkdir(parents=True)
         self.home.mkdir()
         self.project.mkdir()
+        self.tmp.mkdir()
 
     def env(self, bin_dir: Path | None = None, **extra: str) -> dict[str, str]:
         """The harness's environment; BIN_DIR (a harness's own venv or Node) comes right after the
@@ -84,6 +89,7 @@ class Run:
                 if p is not None
             ),
             "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
             "TERM": "dumb",
             "E2E_SCIONTOOL": str(Path(sys.executable).parent / "sciontool"),
             "E2E_CALLS": str(self.calls),
