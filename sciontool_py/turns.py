@@ -166,8 +166,8 @@ def _children(pid: int) -> list[int]:
 
 
 def _arguments(cmdline: bytes) -> bytes | None:
-    """What follows `sciontool hook` (`sciontool_py hook`, `.../sciontool' hook`) where the process
-    runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook ...`, `python
+    """The options that follow `sciontool hook` (`sciontool_py hook`, `.../sciontool' hook`) where
+    the process runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook ...`, `python
     -m sciontool_py hook ...`. None for anything else, a script handed the hook as its arguments
     among them (opencode's exit watcher, `sh -c SCRIPT sh PROGRAM hook ...`, lives as long as
     opencode)."""
@@ -180,9 +180,10 @@ def _arguments(cmdline: bytes) -> bytes | None:
     for i in range(min(lead, len(words) - 1)):
         if words[i + 1] == b"hook" and b"sciontool" in words[i].rpartition(b"/")[2]:
             rest = words[i + 2 :]
-            # A shell line's hook ends at its operator (`... hook ARGS || exec ...`, a line that
-            # reads the relay into the harness's bash): its arguments are the same after the exec.
-            ends = [n for n, word in enumerate(rest) if word in _OPERATORS]
+            # Its options: a shell line's hook ends at its operator (`... hook ARGS || exec ...`,
+            # a line that reads the relay into the harness's bash), and a payload handed as an
+            # argument (Codex's notify, fired just before the SessionEnd hook) is no option.
+            ends = [n for n, word in enumerate(rest) if word in _OPERATORS or not word.startswith(b"-")]
             return b" ".join(rest[: ends[0]] if ends else rest)
     return None
 

@@ -177,7 +177,8 @@ def test_a_stuck_earlier_hook_holds_the_next_back_for_the_bound_and_no_longer(
 def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent) -> None:
     """The turn as /proc tells it, this test's process the harness: a child started earlier that
     runs the hook with other arguments, one handed the hook as a script's arguments (opencode's
-    exit watcher, alive as long as opencode), or one that has ended, is none to wait for."""
+    exit watcher, alive as long as opencode), or one that has ended, is none to wait for; one
+    handed its payload as an argument (Codex's notify, just before SessionEnd) is."""
     hook = [*HOOK, "--dialect=claude"]
     env = {**agent.env, "DELAY": "60"}
     started = [
@@ -186,7 +187,7 @@ def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent)
             script([*HOOK, "--dialect=codex"]),
             ["sh", "-c", 'sleep "$DELAY"', "sh", *hook],  # the watcher's form
             script(hook),  # the one to wait for
-            script(hook),  # this one's turn is looked at
+            script([*hook, json.dumps({"type": "agent-turn-complete"})]),  # and this one
         )
     ]
     try:
