@@ -59,6 +59,7 @@ from otlp import GrpcReceiver  # noqa: E402  (the tests' real OTLP/gRPC receiver
 from run import TOOL, install_harnesses  # noqa: E402
 from session import Run  # noqa: E402
 
+from sciontool_py import process  # noqa: E402
 from sciontool_py.resident import QUIET_SECONDS  # noqa: E402
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
@@ -166,17 +167,21 @@ def become_subreaper() -> None:
         raise SystemExit(f"bench-e2e: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command's name (the state first), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def descendants() -> list[tuple[int, str]]:
     """(pid, command line) of every live process below this one."""
     parents: dict[int, int] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            try:
-                stat = Path(f"/proc/{name}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rsplit(")", 1)[1].split()
-            if fields[0] != "Z":
+            fields = stat_fields(int(name))
+            if fields is not None and fields[0] != "Z":
                 parents[int(name)] = int(fields[1])
     mine, below = {os.getpid()}, []
     grew = True
@@ -222,8 +227,10 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
             homes = set(argv) | {a.rpartition(b" --home ")[2] for a in argv}
             if not any(RESIDENT.encode() in a for a in argv) or not wanted & homes:
                 continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
+            continue
+        fields = stat_fields(pid)
+        if fields is None:
             continue
         # utime and stime: its telemetry workers are counted by helpers_quiet, once each
         found[pid] = sum(int(f) for f in fields[11:13]) / os.sysconf("SC_CLK_TCK")
@@ -262,9 +269,8 @@ def helpers_quiet(helpers: list[int]) -> float:
     time.sleep(QUIET_SECONDS + 0.5)  # its start, and a margin
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while True:
-        found = {
-            pid: stat for pid, stat in (_child_stat(p) for h in helpers for p in _children_of(h)) if stat
-        }
+        stats = {pid: stat_fields(pid) for helper in helpers for pid in process.children(helper)}
+        found = {pid: stat for pid, stat in stats.items() if stat is not None}
         if all(stat[0] == "Z" for stat in found.values()):
             break
         if time.monotonic() > deadline:
@@ -278,24 +284,6 @@ def helpers_quiet(helpers: list[int]) -> float:
             COUNTED.add((pid, stat[19]))
             cpu += (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
     return cpu
-
-
-def _children_of(pid: int) -> list[int]:
-    try:
-        return [
-            int(c)
-            for t in os.listdir(f"/proc/{pid}/task")
-            for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()
-        ]
-    except OSError:
-        return []
-
-
-def _child_stat(pid: int) -> tuple[int, list[str] | None]:
-    try:
-        return pid, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return pid, None
 
 
 def children_cpu() -> float:

@@ -48,7 +48,7 @@ class Turn:
     def earlier(self, done: Container[Spawn] = ()) -> list[Spawn]:
         """The earlier hook children of the harness still running and not in DONE."""
         found = []
-        for pid in _children(self.harness):
+        for pid in process.children(self.harness):
             if pid == self.spawn[0]:
                 continue
             seen = process.stat(pid)
@@ -149,26 +149,10 @@ def wait() -> int:
     return origin(turn)
 
 
-def _children(pid: int) -> list[int]:
-    """PID's children, from each of its threads' children list (Linux 3.5 and newer)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as listed:
-                found += [int(child) for child in listed.read().split()]
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def _arguments(cmdline: bytes) -> bytes | None:
     """The options that follow `sciontool hook` (`sciontool_py hook`, `.../sciontool' hook`) where
-    the process runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook ...`, `python
-    -m sciontool_py hook ...`. None for anything else, a script handed the hook as its arguments
+    the process runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook
+    ...`, `python -m sciontool_py hook ...`. None for anything else, a script handed the hook as its arguments
     among them (opencode's exit watcher, `sh -c SCRIPT sh PROGRAM hook ...`, lives as long as
     opencode)."""
     words: list[bytes] = []
