@@ -57,7 +57,11 @@ class Turn:
             spawn = (pid, seen[3])
             # Started before (the same clock tick: the lower pid, as pids are handed out in order).
             before = (seen[3], pid) < (self.spawn[1], self.spawn[0])
-            if before and spawn not in done and _arguments(process.cmdline(pid)) == self.arguments:
+            if not before or spawn in done:
+                continue
+            # Empty while it execs (`sh -c '...; exec sciontool hook'`): the next look reads it.
+            listed = process.cmdline(pid)
+            if not listed or _arguments(listed) == self.arguments:
                 found.append(spawn)
         return found
 
