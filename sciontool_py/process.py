@@ -23,13 +23,31 @@ _WRAPPERS = frozenset(
 ENDED = (b"Z", b"X")  # /proc states of a process that has exited (a zombie, or dead)
 MAX_DEPTH = 12  # shells and wrappers between a harness and its hook: one to three in practice
 _MAX_CMDLINE = 64 << 10  # a wrapper names sciontool early; a harness's own argv may be long
+_MAX_STAT = 4096  # a stat line: 52 numbers and a name of at most 64 bytes
+_MAX_CHILDREN = 1 << 20  # a thread's children, as pids and spaces
+
+
+def read(path: str, limit: int) -> bytes:
+    """The first LIMIT bytes of a /proc file, through the bare descriptor: a hook's turn reads a
+    dozen of them, and open()'s buffered file costs each one twice the reading."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks, left = [], limit
+        while left > 0:  # /proc hands most files over in one read, but need not
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def stat(pid: int) -> tuple[bytes, bytes, int, int] | None:
     """(comm, state, ppid, start time) from /proc/PID/stat; None when PID is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as proc:
-            data = proc.read()
+        data = read(f"/proc/{pid}/stat", _MAX_STAT)
         close = data.rindex(b")")
         fields = data[close + 2 :].split()
         # fields 3, 4 and 22 of proc(5); comm may itself hold ")" or spaces.
@@ -101,8 +119,7 @@ def _is_harness(pid: int, comm: bytes) -> bool:
 def cmdline(pid: int) -> bytes:
     """PID's arguments, NUL-separated, their first _MAX_CMDLINE bytes (b"" when /proc will not say)."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as proc:
-            return proc.read(_MAX_CMDLINE)
+        return read(f"/proc/{pid}/cmdline", _MAX_CMDLINE)
     except OSError:
         return b""
 
@@ -127,8 +144,8 @@ def children(pid: int) -> list[int]:
         return found
     for task in tasks:
         try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as listed:
-                found += [int(child) for child in listed.read().split()]
+            listed = read(f"/proc/{pid}/task/{task}/children", _MAX_CHILDREN)
+            found += [int(child) for child in listed.split()]
         except (OSError, ValueError):
             continue
     return found

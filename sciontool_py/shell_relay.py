@@ -286,8 +286,7 @@ def _owner(path: str) -> int | None:
 
 def _environ(pid: int) -> dict[str, str] | None:
     try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            data = handle.read(ENVIRON_LIMIT + 1)
+        data = process.read(f"/proc/{pid}/environ", ENVIRON_LIMIT + 1)
     except OSError:
         return None
     if len(data) > ENVIRON_LIMIT:
