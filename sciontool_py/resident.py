@@ -80,8 +80,10 @@ def watch(
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
     listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then,
     where it serves hooks and watched an agent, LINGER seconds more for the HOME's next agent (its
-    next session's first hook is then relayed too), unless HOME's lock file is removed meanwhile;
-    then stop listening and release HELD, the watcher's lock, under the state lock. QUIET is
+    next session's first hook is then relayed too); then stop listening and release HELD, the
+    watcher's lock, under the state lock. Where HOME or its lock file is removed or replaced
+    meanwhile, it stops at once, watching or not: HOME's next hook starts a watcher that locks
+    HOME's new lock file, so there is never a second one beside it. QUIET is
     called once the hooks served and ends said have gone quiet: QUIET_SECONDS after the last,
     QUIET_LIMIT_SECONDS after the first at the latest (the start counts as one: a helper forked
     from a hook has just answered it)."""
@@ -108,6 +110,9 @@ def watch(
 
     try:
         while True:
+            if not _locks(home, held):
+                stop()
+                return
             current = harness_exit.targets(home)
             for proc in [p for p in fds if p not in current]:  # evicted, ended or taken over
                 _close(fds.pop(proc))
@@ -126,11 +131,6 @@ def watch(
             if fds:
                 idle_until = None
             else:
-                if os.fstat(held).st_nlink == 0:
-                    # HOME, or the lock file, was removed: the next hook's ensure() takes a new one.
-                    stop()
-                    os.close(held)
-                    return
                 if idle_until is None:
                     idle_until = time.monotonic() + (linger if watched and servers else 0.0)
                 wait = idle_until - time.monotonic()
@@ -141,6 +141,7 @@ def watch(
                         if not harness_exit.targets(home):
                             stop()  # a hook connecting now runs in its own process
                             os.close(held)
+                            held = -1
                             return
                     idle_until = None
                     continue
@@ -161,6 +162,11 @@ def watch(
                 poller.register(fd, select.POLLIN)
             for fd, _ in poller.poll(wait * 1000):
                 if fd in servers:
+                    # Checked again: a hook served for a HOME replaced meanwhile would lock the
+                    # new HOME's file in its ensure() and start a second watcher beside this one.
+                    if not _locks(home, held):
+                        stop()  # the hook, not taken, runs in its own process and starts it
+                        return
                     servers[fd]()
                     busy()
                     continue
@@ -170,6 +176,17 @@ def watch(
     finally:
         for fd in fds.values():
             _close(fd)
+        _close(held)
+
+
+def _locks(home: str, held: int) -> bool:
+    """Whether HELD still locks the watcher's lock file at HOME (not one removed with its HOME)."""
+    try:
+        mine = os.fstat(held)
+        there = os.stat(os.path.join(home, harness_exit.LOCK), follow_symlinks=False)
+    except OSError:
+        return False
+    return mine.st_nlink > 0 and (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
 
 
 def lingering() -> float:
@@ -416,8 +433,7 @@ def _serve(
     try:
         watch(home, say_end, held, servers, stop, lambda: telemetry.start_waiting(log), lingering())
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
-        stop()
-        os.close(held)
+        stop()  # watch() has let its lock go
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1
     finally:

@@ -22,7 +22,7 @@ from conftest import HANG_BOUND, Agent
 from otlp import GrpcReceiver
 from standin import StandIn, eventually, info, records, watchers
 
-from sciontool_py import relay
+from sciontool_py import fs, relay
 
 HOOK = [sys.executable, "-m", "sciontool_py", "hook"]
 
@@ -52,7 +52,9 @@ for line in sys.stdin:
     print(json.dumps([done.returncode, done.stdout.decode(), done.stderr.decode()]), flush=True)
 """
 
-    def __init__(self, agent: Agent, tmp_path: Path, prefix: list[str] = HOOK, **env: str) -> None:
+    def __init__(
+        self, agent: Agent, tmp_path: Path, prefix: list[str] = HOOK, cwd: Path | None = None, **env: str
+    ) -> None:
         self.prefix = prefix  # what each hook runs: the program, then `hook`
         script = tmp_path / "harness.py"
         script.write_text(self.SCRIPT)
@@ -62,7 +64,7 @@ for line in sys.stdin:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            cwd=agent.home,
+            cwd=agent.home if cwd is None else cwd,
         )
 
     def hook(self, envelope: dict[str, object] | str, *args: str) -> tuple[int, str, str]:
@@ -447,6 +449,35 @@ def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
     assert eventually(lambda: info(agent.home)["phase"] == "stopped")
     assert watchers(agent.home) == helper  # the same helper, still there
     shutil.rmtree(agent.home)
+    assert eventually(lambda: not watchers(agent.home))
+
+
+def test_a_helper_whose_home_is_replaced_under_its_harness_leaves_and_one_watcher_is_left(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """HOME removed and made anew while its harness runs: the helper watching that harness locks
+    a file that is gone. It stops, and the next hook starts the one watcher of the new HOME (before,
+    the helper watched on, and each HOME made anew added a watcher beside it: four here)."""
+    project = tmp_path / "project"  # the harness's folder, outside HOME: its hooks are relayed
+    project.mkdir()
+    harness = Harness(agent, tmp_path, cwd=project)
+    try:
+        assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
+        assert eventually(lambda: resident_runs(agent))
+        first = watchers(agent.home)
+        for envelope in SESSION[1:4]:
+            fs.settled(str(agent.home))  # the last hook's files written: answered, it writes on
+            shutil.rmtree(agent.home)
+            agent.home.mkdir()
+            assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
+            assert eventually(lambda: len(watchers(agent.home)) == 1)
+        assert set(watchers(agent.home)).isdisjoint(first)
+        assert eventually(lambda: resident_runs(agent))  # and it relays the new HOME's hooks
+        assert harness.hook(SESSION[4], "--dialect=claude") == (0, "", "")
+        assert info(agent.home)["activity"] == "thinking"  # the batch ended: written in the new HOME
+        assert len(watchers(agent.home)) == 1
+    finally:
+        harness.close()
     assert eventually(lambda: not watchers(agent.home))
 
 
