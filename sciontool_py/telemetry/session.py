@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from sciontool_py import gojson
+from sciontool_py import gojson, process
 from sciontool_py.console import TOOL_NAME_LIMIT, cut
 from sciontool_py.fs import FileLock, ensure_folder, failure, read_json_file, remove, write_atomic
 from sciontool_py.log.writer import timestamp
@@ -298,11 +298,8 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # another user's process (Scion's init daemon runs as root)
     # A dead claimer whose parent never reaps it (an init that does not) still answers kill 0.
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as proc:
-            return proc.read().rpartition(b")")[2].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+    found = process.stat(pid)
+    return found is None or found[1] != b"Z"  # unreadable: alive, as kill 0 said
 
 
 def _load(log: AgentLog) -> dict[str, object]:
