@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -432,6 +433,50 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent, receiving: bool) -> None:
     }
     heavy = ("opentelemetry", "grpc", "google", "requests", "logging", "threading")
     assert not {name for name in loaded if name.split(".")[0] in heavy}
+
+
+def _imported_anywhere(path: Path) -> set[str]:
+    """The modules a source file imports, at any depth (function bodies too), typing-only ones aside."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
+            found.add(node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return found
+
+
+def test_a_forked_helper_serves_its_first_hook_with_what_the_hook_had_loaded(agent: Agent) -> None:
+    """The helper a hook leaves behind is a fork of that hook: what serving a relayed hook imports
+    when it runs (its loop, the shell relay's side, the relayed hook's, the turns) must be loaded already,
+    or the harness's next hook waits for it (contextlib held it 2.5 ms)."""
+    probe = (
+        "import sys; sys.argv = ['sciontool', 'hook', '--dialect=claude']\n"
+        "from sciontool_py.main import main\n"
+        "main()\n"
+        "import sciontool_py.resident\n"  # what the hook imports to fork the helper
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+    )
+    envelope = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {}}
+    for _ in range(2):  # the first call builds the dialect cache
+        result = subprocess.run(
+            [sys.executable, "-c", probe],
+            input=json.dumps(envelope).encode(),
+            capture_output=True,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "off"},  # no fork here: this process is the one
+        )
+    loaded = set(result.stderr.decode().splitlines()[-1].split())
+    assert "sciontool_py.receiver.hook" in loaded
+    package = Path(__file__).resolve().parent.parent / "sciontool_py"
+    for name in ("resident.py", "shell_relay.py", "relayed.py", "turns.py", "process.py"):
+        assert _imported_anywhere(package / name) - loaded == set(), name
 
 
 def test_dialect_list_marks_what_cannot_be_used(agent: Agent, tmp_path: Path) -> None:
