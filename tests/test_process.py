@@ -30,11 +30,14 @@ for p in started: p.kill(); p.wait()
 
 def test_a_command_line_past_a_page_is_read_whole_up_to_its_limit() -> None:
     filler = ["x" * 1000] * 100  # 100 KB of arguments: /proc gives them a page at a time
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *filler])
+    code = "import time; print(flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code, *filler], stdout=subprocess.PIPE)
     try:
+        # Running its code: past exec, which reads an empty command line until it sets one up.
+        assert child.stdout is not None and child.stdout.readline() == b"\n"
         listed = process.cmdline(child.pid)
         assert len(listed) == 64 << 10
-        assert listed.startswith(sys.executable.encode() + b"\0-c\0import time")
+        assert listed.startswith(sys.executable.encode() + b"\0-c\0" + code.encode() + b"\0")
         assert listed.count(b"x" * 1000) >= 60  # far past the first page of 4 KiB
     finally:
         child.kill()
