@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, Agent
+from test_package_imports import MODULES, imported_anywhere
 
 TOOL_START = {"hook_event_name": "tool-start", "tool_name": "read_file", "tool_input": {"path": "/etc/hosts"}}
 # Go's time.RFC3339Nano in UTC: nanoseconds with trailing zeros trimmed.
@@ -435,24 +435,6 @@ def test_warm_hook_imports_nothing_heavy(agent: Agent, receiving: bool) -> None:
     assert not {name for name in loaded if name.split(".")[0] in heavy}
 
 
-def _imported_anywhere(path: Path) -> set[str]:
-    """The modules a source file imports, at any depth (function bodies too), typing-only ones aside."""
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            return
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
-            found.add(node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(path.read_text(), str(path)))
-    return found
-
-
 def test_a_forked_helper_serves_its_first_hook_with_what_the_hook_had_loaded(agent: Agent) -> None:
     """The helper a hook leaves behind is a fork of that hook: what serving a relayed hook imports
     when it runs (its loop, the shell relay's side, the relayed hook's, the turns) must be loaded already,
@@ -474,9 +456,8 @@ def test_a_forked_helper_serves_its_first_hook_with_what_the_hook_had_loaded(age
         )
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.receiver.hook" in loaded
-    package = Path(__file__).resolve().parent.parent / "sciontool_py"
-    for name in ("resident.py", "shell_relay.py", "relayed.py", "turns.py", "process.py"):
-        assert _imported_anywhere(package / name) - loaded == set(), name
+    for name in ("resident", "shell_relay", "relayed", "turns", "process"):
+        assert imported_anywhere(MODULES[f"sciontool_py.{name}"]) - loaded == set(), name
 
 
 def test_dialect_list_marks_what_cannot_be_used(agent: Agent, tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ def _type_checking_only(node: ast.If) -> bool:
     return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
-def imports_of(path: Path) -> set[str]:
-    """Package modules a module imports, at any depth (function bodies too), typing-only ones aside."""
+def imported_anywhere(path: Path) -> set[str]:
+    """Every module a source file imports, at any depth (function bodies too), typing-only ones
+    aside; `from PACKAGE import MODULE` counts as PACKAGE.MODULE."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
@@ -30,8 +31,13 @@ def imports_of(path: Path) -> set[str]:
                 visit(child)
             return
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in MODULES)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(alias.name for alias in node.names)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module != "__future__"
+        ):
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in MODULES else node.module)
@@ -39,7 +45,12 @@ def imports_of(path: Path) -> set[str]:
             visit(child)
 
     visit(ast.parse(path.read_text(), str(path)))
-    return {name for name in found if name in MODULES}
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    """Package modules a module imports, at any depth, typing-only ones aside."""
+    return imported_anywhere(path) & MODULES.keys()
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
