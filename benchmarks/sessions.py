@@ -16,7 +16,9 @@ and never signals any of them. A kind named "HOME reused" runs each variant's se
 HOME and project instead, as a user's next session comes: the resident helper the last one
 left stays for it (SCIONTOOL_HELPER_LINGER), and the CPU it spends during a session is that
 session's; so is the telemetry worker it starts once the session's hooks have gone quiet, which
-is waited for before the next session starts.
+is waited for before the next session starts. A kind with "user settings" puts the user's own
+Claude Code settings file in HOME in every variant, no hooks in it: the baseline of a user who has
+one, since any settings file costs Claude Code a session's parse of it, hooks or none.
 
 Per session and variant it prints the median wall time, the 10th-90th percentile spread, the
 hook calls (the agent.log lines the hooks wrote; each call writes one), the CPU seconds of
@@ -89,6 +91,8 @@ class Kind:
     # Every round's session of a variant in one HOME and project, as a user's next session comes:
     # the resident helper the last one left (SCIONTOOL_HELPER_LINGER) serves it from its first hook.
     reused: bool = False
+    # Files the user already has in HOME (path under HOME, text), in every variant, no hooks in them.
+    home_files: tuple[tuple[str, str], ...] = ()
 
 
 def tools(n: int) -> tuple[Reply, ...]:
@@ -96,6 +100,9 @@ def tools(n: int) -> tuple[Reply, ...]:
     return (*(Reply(calls=(Call(f"t{i}"),)) for i in range(n)), Reply(text=FINAL))
 
 
+# A user's own Claude Code settings: any settings file at all costs a Claude Code 2.1.197 session
+# about 70 ms (docs/performance.md), hooks or none, so this is the no-hooks baseline of a user who has one.
+USER_SETTINGS = '{"permissions": {"allow": ["Bash(git status:*)"]}}\n'
 # 300 words, one a chunk; the last chunk ends the answer (finishReason), as Gemini's API sends it.
 STREAMED = Reply(
     text=" ".join(f"word{n}" for n in range(CHUNKS - 2)) + " " + FINAL, chunks=CHUNKS, gap=CHUNK_GAP
@@ -113,6 +120,14 @@ KINDS = (
     Kind("codex: ten tools, HOME reused", codex.HARNESS, "run ten tools", tools(10), 0.25, reused=True),
     Kind("claude: one tool, HOME reused", claude.HARNESS, "run a tool", tools(1), 0.15, reused=True),
     Kind("codex: one tool, HOME reused", codex.HARNESS, "run a tool", tools(1), 0.15, reused=True),
+    Kind(
+        "claude: one tool, user settings",
+        claude.HARNESS,
+        "run a tool",
+        tools(1),
+        0.15,
+        home_files=((".claude/settings.json", USER_SETTINGS),),
+    ),
 )
 RESIDENT = "sciontool_py.resident"
 
@@ -300,6 +315,9 @@ def workspace(kind: Kind, variant: str, root: Path, url: str) -> tuple[BenchRun,
         return REUSED[root]
     run = BenchRun(kind.name.split(":")[0], root, url, variant=variant)
     shutil.copy(TOOL, run.project / "tool.sh")
+    for name, text in kind.home_files:
+        (run.home / name).parent.mkdir(parents=True, exist_ok=True)
+        (run.home / name).write_text(text)
     with contextlib.redirect_stdout(io.StringIO()):  # install's report, every session
         env = kind.harness.setup(run)
     if kind.reused:
@@ -426,13 +444,14 @@ def verdicts(kinds: list[Kind], results: dict[str, dict[str, Cell]]) -> list[str
     print("\ntargets (issue 30)")
     for kind in kinds:
         cells = results[kind.name]
+        floor = statistics.median(paired(cells, "true", "none")[1])
         for variant in ("off", "on"):
             _, fractions = paired(cells, variant, "none")
             got = statistics.median(fractions)
             ok = got <= kind.target
             line = (
                 f"{kind.name}, {LABELS[variant]}: {got * 100:+.0f}% over no hooks, "
-                f"target {kind.target * 100:.0f}%"
+                f"target {kind.target * 100:.0f}% (`true` floor {floor * 100:+.0f}%)"
             )
             print(f"  {'met   ' if ok else 'MISSED'} {line}")
             if not ok:
