@@ -99,7 +99,7 @@ e2e: $(BASE)
 # What the hooks cost a session (issue 30): make e2e's harnesses and fake model, each session with
 # no hooks, with `true` as every hook, and as shipped (telemetry off, and on with a live receiver),
 # alternated in one run (docs/performance.md). Reports, and fails on no target unless
-# BENCH_E2E_ARGS has --check; e.g. BENCH_E2E_ARGS="--rounds 3 --only claude". About 30 minutes.
+# BENCH_E2E_ARGS has --check; e.g. BENCH_E2E_ARGS="--rounds 3 --only claude". 15 to 20 minutes at 7 rounds.
 bench-e2e: $(DEV)
 	$(BIN)/python -m compileall -q sciontool_py
 	$(BIN)/python benchmarks/sessions.py $(BENCH_E2E_ARGS)
