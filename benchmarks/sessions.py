@@ -316,8 +316,9 @@ def workspace(kind: Kind, variant: str, root: Path, url: str) -> tuple[BenchRun,
     run = BenchRun(kind.name.split(":")[0], root, url, variant=variant)
     shutil.copy(TOOL, run.project / "tool.sh")
     for name, text in kind.home_files:
-        (run.home / name).parent.mkdir(parents=True, exist_ok=True)
-        (run.home / name).write_text(text)
+        path = run.home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     with contextlib.redirect_stdout(io.StringIO()):  # install's report, every session
         env = kind.harness.setup(run)
     if kind.reused:
