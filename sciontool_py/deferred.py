@@ -1,16 +1,13 @@
 """Steps of a hook that its harness does not wait for, where the hook can answer first.
 
 A hook process answers when it exits, so there each step runs where it is
-called. The resident helper (relayed.py) sends a relayed hook's answer first
-and then the steps only this package reads: the agent's record (under the
-state lock, released after it), telemetry, the exit watcher's check. (The
-hub's report stays in place: it is Scion's, inside its containers, where
-nothing is relayed.) The helper runs one hook at a time, so the next hook
-finds them done; the harness waits for none of them.
-
-For most events it answers sooner still, once the envelope is decoded and
-mapped, before any file is written (go_on; receiver/hook.py says which): the
-status the harness does not need written before it goes on.
+called. The resident helper (relayed.py) sends a relayed hook's answer once
+every file its event changes is written, agent-info.json, agent.log,
+prompt.md, agent-limits.json and the agent's record among them, as a hook
+process would before it exits (Scion's contract: a reader that takes no lock
+finds the event). Only then the steps no file reader needs: telemetry's spool
+and the exit watcher's check. The helper runs one hook at a time, so the next
+hook finds them done; the harness waits for none of them.
 """
 
 from __future__ import annotations
@@ -31,23 +28,11 @@ def defer(step: Callable[[], object]) -> None:
         _held.steps.append(step)
 
 
-def go_on(response: str) -> None:
-    """Answer the harness now, with RESPONSE on stdout and exit 0, before the hook's work, where
-    a hook can answer before it ends (an AnswerFirst given EARLY: the resident helper); once.
-    Elsewhere nothing: a hook process answers as it exits."""
-    block = _held
-    if block is not None and block.early is not None:
-        early, block.early = block.early, None
-        early(response)
-
-
 class AnswerFirst:
     """Hold defer()'s steps back until the block ends, then run them in order: every one, also
-    when the block or a step raised (a step may release a lock); the first error is raised then.
-    EARLY: how go_on() answers the harness from inside the block (None: it does not)."""
+    when the block or a step raised; the first error is raised then."""
 
-    def __init__(self, early: Callable[[str], None] | None = None) -> None:
-        self.early = early
+    def __init__(self) -> None:
         self.steps: list[Callable[[], object]] = []
         self.outer: AnswerFirst | None = None
 
@@ -68,7 +53,7 @@ class AnswerFirst:
         for step in steps:
             try:
                 step()
-            except BaseException as failed:  # the steps after it still run (a lock to release)
+            except BaseException as failed:  # the steps after it still run
                 error = error or failed
         if error is not None and exc is None:
             raise error

@@ -4,8 +4,8 @@ Both relays end here: the hook process's (relay.py, over the HOME's unix
 socket) and the shell's (relay.bash, shell_relay.py). The hook runs in its
 folder and environment, on the stdin it was given, its harness looked for
 from its own parent; what it writes is kept for the relay to deliver, which
-it does before the steps the harness does not wait for (deferred.py), or, for
-an event the harness need not wait for, as soon as the event is known.
+it does once the event's files are written and before the steps the harness
+does not wait for (deferred.py).
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ def run(
     """The relayed hook, as its own process (CLIENT) would have run it: ANSWER gets its stdout,
     stderr and exit status, then its deferred steps run; False (ANSWER not called) when it
     cannot be run so (CLIENT gone, a folder it cannot enter) or STDIN gives no stream. ANSWER
-    is called once: for an event the harness need not wait for (receiver/hook.py), with its
-    response and 0 as soon as the event is known, and the hook's work goes on after it.
+    is called once, when every file the event changes is written (deferred.py).
 
     STDIN is called once the hook's folder and environment are taken: a shell sends its
     envelope meanwhile (shell_relay.py), so taking them costs its hook nothing. ORIGIN: where its
@@ -94,23 +93,12 @@ def _run(
         sys.stderr = io.TextIOWrapper(err, write_through=True)
         start = origin or parent  # where its harness is looked for: by default its parent
 
-        answered = False
-
         def hook(args: list[str], log: AgentLog) -> None:
             fastpath.hook_command(args, log, start)
 
-        def early(response: str) -> None:
-            nonlocal answered
-            answered = True
-            try:
-                answer(response.encode("utf-8", "surrogateescape"), b"", 0)
-            except OSError:
-                pass  # the hook's process is gone: its event is still the agent's
-
-        with AnswerFirst(early):
+        with AnswerFirst():
             code = fastpath.guarded("hook", hook, args)
-            if not answered:
-                answer(out.getvalue(), err.getvalue(), code)
+            answer(out.getvalue(), err.getvalue(), code)
         return True
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from hostile_machine import Machine, RawServer, new_machine
 
-from sciontool_py import fs
 from sciontool_py.event import CanonicalEvent
 
 REPO = Path(__file__).resolve().parent.parent
@@ -253,16 +252,14 @@ class Agent:
     ) -> subprocess.CompletedProcess[bytes]:
         return self.run("hook", *args, stdin=envelope, **env)
 
-    # Read once no hook holds HOME's state lock: a relayed hook may answer before it writes
-    # (deferred.go_on), and the resident helper holds the lock until it has.
+    # Read without HOME's state lock, as Scion's readers do: once a hook has returned, relayed
+    # or not, these files hold its event (Scion's contract).
     @property
     def info(self) -> dict[str, object]:
-        fs.settled(str(self.home))
         return json.loads((self.home / "agent-info.json").read_text())
 
     @property
     def log_lines(self) -> list[str]:
-        fs.settled(str(self.home))
         path = self.home / "agent.log"
         return path.read_text().splitlines() if path.exists() else []
 

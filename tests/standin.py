@@ -124,9 +124,7 @@ def watchers(home: Path) -> list[int]:
 
 
 def info(home: Path) -> dict[str, object]:
-    """HOME's agent-info.json, once no hook holds its state lock: a relayed hook may answer
-    before it writes (deferred.go_on)."""
-    fs.settled(str(home))
+    """HOME's agent-info.json, read without its state lock as Scion's readers do."""
     try:
         value = json.loads((home / "agent-info.json").read_text())
     except (OSError, ValueError):

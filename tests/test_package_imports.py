@@ -268,7 +268,7 @@ KNOWN_STATE = {
     "sciontool_py.dialect.load": {"_scanner", "_LOADED"},
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
     "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
-    # the steps a relayed hook holds until it has answered: set and restored by AnswerFirst alone,
+    # the steps a relayed hook runs once it has answered: set and restored by AnswerFirst alone,
     # in the resident helper's one thread (tests/test_deferred.py)
     "sciontool_py.deferred": {"_held"},
     # the processes start_detached started and has not yet collected (a caller that lives on

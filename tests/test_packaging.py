@@ -12,12 +12,23 @@ import zipfile
 from pathlib import Path
 
 from conftest import REPO
+from standin import eventually
 
 
 def test_demo_walks_executing_working_thinking_working_and_says_what_each_means(tmp_path: Path) -> None:
+    # Its throwaway HOME under a TMPDIR of the test's own, where what it leaves behind is seen.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     out = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "demo.py")], capture_output=True, check=True, text=True
+        [sys.executable, str(REPO / "examples" / "demo.py")],
+        capture_output=True,
+        check=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
     ).stdout
+    # The hooks' helper, forked in that HOME, leaves once the HOME is gone: nothing is left.
+    assert list(scratch.iterdir()) == []
+    assert eventually(lambda: not processes_naming(scratch)), processes_naming(scratch)
     assert out.startswith("Scion runs coding agents ")
     walked = ["executing", "working", "thinking", "working"]
     assert re.findall(r'"activity": "(\w+)"', out) == walked
@@ -35,6 +46,19 @@ def test_demo_walks_executing_working_thinking_working_and_says_what_each_means(
     assert (tried.returncode, tried.stderr) == (0, "")
     assert f"+++ {project}/.claude/settings.json" in tried.stdout
     assert list(home.iterdir()) == list(project.iterdir()) == []
+
+
+def processes_naming(folder: Path) -> list[int]:
+    """The processes whose command line names FOLDER (a helper retitles itself `... --home HOME`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if os.fsencode(folder) in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile
+    return found
 
 
 def _wheel_contents(tmp_path: Path) -> tuple[set[str], Path]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from sciontool_py import gojson
-from sciontool_py.deferred import defer, go_on
 from sciontool_py.dialect.discover import resolve
 from sciontool_py.dialect.normalize import normalize
 from sciontool_py.errors import EventError, JSONError
@@ -56,7 +55,6 @@ def apply_event(
     truth: Truth | None = None,
     origin: int = 0,
     options: DialectOptions | None = None,
-    early: str | None = None,
 ) -> Applied:
     """Run every handler of Scion's hook for one event, in Scion's order: status, log,
     prompt, hub, limits. truth: the dialect's rules beyond Scion's (None: Scion's alone).
@@ -64,10 +62,10 @@ def apply_event(
     The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
     HOME, outside it the agent's own record; origin: the process where the search for the
     harness starts (0: this process's parent; agentino passes its own pid, the resident helper
-    its client's parent); options: the dialect's (where its usage is read, outside Scion);
-    early: the response to answer the harness with once the state lock is held, for an event it
-    need not wait for (GOES_ON; deferred.go_on: only where a hook can answer first). As
-    in Scion, one handler failing does not stop the others: a status file that cannot be
+    its client's parent); options: the dialect's (where its usage is read, outside Scion).
+    Every file a Scion reader reads, and the agent's record, is written here, before the hook
+    answers (Scion's contract: when the hook exits, they hold its event). As in Scion, one
+    handler failing does not stop the others: a status file that cannot be
     written must not also cost the agent.log line, the limit count or the hub report.
     """
     home = log.home
@@ -78,9 +76,6 @@ def apply_event(
     try:
         if lock.given_up:
             log.write("", lock.given_up, level="WARN")
-        if early is not None:
-            # Under the lock: a reader that waits for it (fs.settled) finds this event written.
-            go_on(early)
         counting = options is not None and event.name in _USAGE_EVENTS and _counts_usage()
         reads = counting and options is not None and bool(options.usage_transcript)
         keeps_state = (truth is not None and truth.keeps_state) or reads
@@ -127,7 +122,7 @@ def apply_event(
                 log.write("LIMITS_EXCEEDED", f"Agent stopped: {exceeded}")
                 write_trigger(exceeded, log)
     finally:
-        defer(lock.release)  # after the agent's record, which may be written once answered
+        lock.release()
     if hub_configured() and revised is not None:  # the hub heard the crash: it hears the stop
         from sciontool_py.receiver.handlers.hub_update import report_end
 
@@ -225,29 +220,6 @@ class Answer:
         self.watch = watch
 
 
-# The events whose status the harness need not find written before it goes on: the resident
-# helper answers them once they are known and the state lock is held, then writes it
-# (deferred.go_on; the next hook waits for that). Not the others: a person asked (a
-# notification, an input tool's start) must not see the prompt before the status says
-# waiting, and after a session's end (or Codex's notify, its turn's last word) the harness
-# exits, and whoever then reads the status must find it. A turn's end may be followed by an
-# exit too, but the session's end or the exit watcher that says it comes after it, through
-# the same helper, one hook at a time.
-GOES_ON = frozenset(
-    (
-        "session-start",
-        "prompt-submit",
-        "agent-start",
-        "model-start",
-        "model-end",
-        "tool-start",
-        "tool-end",
-        "subagent-end",
-        "agent-end",
-    )
-)
-
-
 def receive(
     spec: DialectSpec, payload: object, log: AgentLog, event_name: str | None = None, origin: int = 0
 ) -> Answer:
@@ -270,8 +242,7 @@ def receive(
     response = ""
     if event.raw_name in spec.responses:
         response = gojson.dumps(spec.responses[event.raw_name]) + "\n"
-    early = response if event.name in GOES_ON and event.text("tool_name") not in input_tools else None
-    applied = apply_event(log, event, input_tools, resumes, truth, origin, spec.options, early)
+    applied = apply_event(log, event, input_tools, resumes, truth, origin, spec.options)
     failure = log_failures(log, applied.failures)
     watch = applied.watched or (truth is not None and truth.claimed is not None)
     if truth is not None and truth.foreign and event.raw_name in truth.stream:

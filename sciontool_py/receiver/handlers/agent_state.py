@@ -17,7 +17,6 @@ import os
 import time
 
 from sciontool_py import process, registry
-from sciontool_py.deferred import defer
 from sciontool_py.fs import attempt, regular_size
 from sciontool_py.receiver.handlers import agent_info, sessions
 
@@ -87,9 +86,11 @@ class AgentState:
         record.info = self.info
         record.state = self.state.to_value() if self.state.dirty or record.state else {}
         self.state.dirty = False
-        defer(lambda: self.write_record(log, record))
         if info_changed:
             attempt(failures, show, self.home, record)
+        # Before the hook answers too: once its harness has exited, nothing may write into HOME
+        # (a throwaway HOME is removed then), and `sciontool agents` reads it.
+        self.write_record(log, record)
         return failures
 
     def write_record(self, log: AgentLog, record: registry.Record) -> None:
