@@ -52,6 +52,17 @@ def home_dir() -> str:
     return os.environ.get("HOME") or SCION_HOME
 
 
+def in_scion(home: str) -> bool:
+    """Inside a Scion container: one agent per HOME, whose state is Scion's own files."""
+    return bool(os.environ.get("SCION_AGENT_ID")) or os.path.normpath(home) == SCION_HOME
+
+
+def typed_mode(home: str) -> int:
+    """The mode of the files holding what the user typed (agent.log, prompt.md): Scion's inside
+    its one-user container, this user's alone outside it, where others may share the machine."""
+    return 0o644 if in_scion(home) else 0o600
+
+
 def failure(exc: OSError) -> str:
     """An OSError in one line: the file first, as Scion's messages put it."""
     where = f"{exc.filename}: " if exc.filename else ""
@@ -95,11 +106,18 @@ def _locate(root: str, rel: str) -> tuple[int, str]:
     return fd, leaf
 
 
-def _check_regular(fd: int, path: str) -> None:
+def _check_regular(fd: int, path: str) -> os.stat_result:
     st = os.fstat(fd)
     # nlink 0 is a file unlinked since it was opened: not a link to anything else.
     if st.st_mode & _S_IFMT != _S_IFREG or st.st_nlink > 1:
         raise OSError(errno.EINVAL, "not a single-link regular file (refused)", path)
+    return st
+
+
+def _tighten(fd: int, st: os.stat_result, mode: int) -> None:
+    # Only to a private mode: inside Scion a file keeps whatever mode it has, as Scion leaves it.
+    if not mode & 0o077 and st.st_mode & 0o077 and st.st_uid == os.geteuid():
+        os.fchmod(fd, st.st_mode & mode & 0o777)
 
 
 def _check_private(fd: int, path: str) -> None:
@@ -157,8 +175,9 @@ def read_capped(fd: int, limit: int, path: str) -> bytes:
     return b"".join(chunks)
 
 
-def regular_size(root: str, rel: str) -> int | None:
-    """The size of root/rel when it is a single-link regular file; None for anything else."""
+def regular_size(root: str, rel: str, mode: int = 0o777) -> int | None:
+    """The size of root/rel when it is a single-link regular file; None for anything else. With a
+    private MODE, such a file of this user's is made private (append's rule)."""
     try:
         folder, leaf = _locate(root, rel)
         try:
@@ -166,8 +185,9 @@ def regular_size(root: str, rel: str) -> int | None:
         finally:
             os.close(folder)
         try:
-            _check_regular(fd, leaf)
-            return os.fstat(fd).st_size
+            st = _check_regular(fd, leaf)
+            _tighten(fd, st, mode)
+            return st.st_size
         finally:
             os.close(fd)
     except OSError:
@@ -293,7 +313,9 @@ def append(root: str, rel: str, data: bytes, mode: int = 0o644) -> None:
     """Append data to root/rel (created if missing) with one write() to an O_APPEND file.
 
     Lines of concurrent hooks never interleave. OSError names root/rel when it
-    is reached through a symlink or is not a single-link regular file.
+    is reached through a symlink or is not a single-link regular file. Where MODE
+    is private (0600), a file of this user's that others may read is made so
+    first: one an older version left readable.
     """
     path = os.path.join(root, rel)
     try:
@@ -303,7 +325,7 @@ def append(root: str, rel: str, data: bytes, mode: int = 0o644) -> None:
         finally:
             os.close(folder)
         try:
-            _check_regular(fd, path)
+            _tighten(fd, _check_regular(fd, path), mode)
             _write_all(fd, data)
         finally:
             os.close(fd)

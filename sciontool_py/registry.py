@@ -25,20 +25,15 @@ import os
 from sciontool_py import gojson
 from sciontool_py.errors import JSONError
 from sciontool_py.fs import ensure_folder, open_folder, read_bytes, remove, write_atomic
+from sciontool_py.fs import in_scion as in_scion  # where the callers have always found it
 
 FOLDER = ".scion/agents"
 MAX_AGENTS = 32
 AGE_OUT = 3600.0  # seconds an ended agent stays listed after its last change
 MAX_BYTES = (1 << 20) + (128 << 10)  # agent-info.json's own 1 MiB cap, and the rest
 MAX_TEXT = 4096  # characters of a name, project folder or message kept
-SCION_HOME = "/home/scion"
 RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
 RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
-
-
-def in_scion(home: str) -> bool:
-    """Inside a Scion container: one agent per HOME, whose state is Scion's own files."""
-    return bool(os.environ.get("SCION_AGENT_ID")) or os.path.normpath(home) == SCION_HOME
 
 
 def process_key(pid: int, start: int) -> str:

@@ -6,7 +6,7 @@ import os
 import time
 
 from sciontool_py.console import escape_controls, redact, write_stderr
-from sciontool_py.fs import SCION_HOME, append, shared_tmp
+from sciontool_py.fs import SCION_HOME, append, shared_tmp, typed_mode
 from sciontool_py.log import level as log_level
 
 TYPE_CHECKING = False
@@ -80,7 +80,7 @@ class AgentLog:
         folder = log_folder(self.home)
         if folder in self.fell_back:
             try:
-                append(shared_tmp(), "agent.log", line)
+                append(shared_tmp(), "agent.log", line, typed_mode(self.home))
             except OSError:
                 pass  # as below: with /tmp/agent.log unusable too, the line is dropped
         else:
@@ -90,7 +90,7 @@ class AgentLog:
 
     def _append_or_fall_back(self, folder: str, stamp: str, line: bytes) -> None:
         try:
-            append(folder, "agent.log", line)
+            append(folder, "agent.log", line, typed_mode(self.home))
         except OSError as exc:
             self.fell_back.add(folder)
             fallback = shared_tmp()
@@ -100,7 +100,7 @@ class AgentLog:
             )
             write_stderr(warning + "\n")
             try:
-                append(fallback, "agent.log", _encode(f"{stamp} {warning}\n") + line)
+                append(fallback, "agent.log", _encode(f"{stamp} {warning}\n") + line, typed_mode(self.home))
             except OSError:
                 pass  # as in Scion: with /tmp/agent.log unusable too, the line is dropped
 

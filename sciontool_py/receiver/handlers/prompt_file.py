@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sciontool_py.fs import regular_size, write_atomic
+from sciontool_py.fs import regular_size, typed_mode, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ def save_first_prompt(home: str, event: CanonicalEvent) -> None:
     prompt = event.text("prompt")
     if not prompt:
         return
-    if (regular_size(home, "prompt.md") or 0) > 0:
+    mode = typed_mode(home)
+    if (regular_size(home, "prompt.md", mode) or 0) > 0:
         return  # missing, empty, or not a plain file (a symlink, a FIFO): write it
-    write_atomic(home, "prompt.md", prompt)
+    write_atomic(home, "prompt.md", prompt, mode=mode)
