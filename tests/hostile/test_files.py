@@ -99,7 +99,8 @@ def test_a_symlink_out_of_home_is_never_followed(machine: Machine, place: str) -
     assert "secret" not in info
     if place != "agent.log":  # agent.log is refused (Scion falls back to /tmp); the rest replaced
         assert link.is_file() and not link.is_symlink()
-        assert stat.S_IMODE(link.stat().st_mode) == 0o644
+        # prompt.md holds what the user typed: this user's alone outside Scion.
+        assert stat.S_IMODE(link.stat().st_mode) == (0o600 if place == "prompt.md" else 0o644)
 
 
 def test_a_symlinked_folder_on_the_token_path_is_never_followed(machine: Machine) -> None:
