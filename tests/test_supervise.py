@@ -7,6 +7,7 @@ child), through a pidfd so that the pid cannot name another process by then."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -112,12 +113,14 @@ def kill(pid: int, proof: bool) -> None:
         os.close(fd)
 
 
-def kill_helper(home: Path, pid: int) -> None:
+def kill_helper(home: Path, pid: int, relays: bool = True) -> None:
     fd = os.pidfd_open(pid)
     try:
-        # The holder of this test's HOME's lock, named so, and the one its relay file names.
+        # The holder of this test's HOME's lock, named so, and the one its relay file names
+        # (outside Scion: inside, nothing is relayed).
         assert pid in helpers(home)
-        assert (home / ".scion" / "relay").read_text().split()[1] == str(pid)
+        if relays:
+            assert (home / ".scion" / "relay").read_text().split()[1] == str(pid)
         signal.pidfd_send_signal(fd, signal.SIGKILL)
     finally:
         os.close(fd)
@@ -222,6 +225,29 @@ def test_a_dead_standby_is_started_again_and_stands_in_for_the_next_helper_death
     assert eventually(lambda: info(agent.home).get("phase") == "error"), agent.log_lines
     assert time.monotonic() - killed < HOME_ENDS_WITHIN + MARGIN
     assert eventually(lambda: not helpers(agent.home))
+
+
+def test_inside_scion_the_standby_says_the_session_end_the_helper_would_have(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """Inside Scion the watcher is started anew (no relay, nothing of its own in HOME): for
+    qwen-code, which exits without a session end, the standby that replaces it says that end."""
+    harness = StandIn(agent, tmp_path, "qwen-code", SCION_AGENT_ID="agent-1")
+    try:
+        harness.send(claude("SessionStart", source="startup"), claude("UserPromptSubmit", prompt="hi"))
+        harness.send(claude("PreToolUse", tool_name="run_shell_command", tool_use_id="t1"))
+        helper = the_helper(agent.home)
+        [spare] = standbys(helper)
+        kill_helper(agent.home, helper, relays=False)
+        assert eventually(lambda: helpers(agent.home) == [spare])
+        harness.kill()
+        assert eventually(lambda: info(agent.home).get("phase") == "stopped"), agent.log_lines
+        state = lambda: json.loads((agent.home / "agent-sessions.json").read_text())  # noqa: E731
+        assert eventually(lambda: state()["ended"] == ["s1"])
+        assert eventually(lambda: not helpers(agent.home))
+        assert not (agent.home / ".scion" / "agents").exists()  # Scion's files only, as before
+    finally:
+        harness.close()
 
 
 @pytest.mark.parametrize("removed", ["lock", "home"])
