@@ -11,7 +11,7 @@ its harness looked for from its own parent. One hook at a time: they would
 take the HOME's state lock one after the other anyway. It exits once no agent
 is left to watch (a helper that served hooks, some minutes later: a user's
 next session in that HOME finds it); it never signals anything and writes only
-what a hook writes.
+what a hook writes. Its standby (standby.py) takes its place should it die.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ One watcher per HOME (a lock file says which), whatever the number of agents,
 sessions or hooks; it rescans the agents once a second, drops a process no
 longer listed (an agent evicted, ended or taken over), and exits once nothing
 is left to watch. It never signals anything and writes only what a hook writes.
+Its standby (standby.py), a second small process, becomes the watcher should it die.
 """
 
 from __future__ import annotations
