@@ -37,7 +37,7 @@ def main(exit_hook: bool = False) -> int:
             return relayed
         from sciontool_py import fastpath, relay, telemetry, turns
 
-        claim = relay.claim_helper()  # no helper answered: this process leaves one behind
+        claim = relay.claim_helper(args[1:])  # no helper answered: this process leaves one behind
         if claim is not None:
             telemetry.start_later()  # the helper starts the telemetry worker once its hooks go quiet
         origin = turns.wait()  # here: after the hooks its harness started before it, not waited for

@@ -174,13 +174,14 @@ def relay(args: list[str]) -> int | None:
     return code
 
 
-def claim_helper() -> tuple[str, int] | None:
-    """HOME and its watcher lock, for the helper a hook process that runs its hook itself leaves
-    behind once done (resident.adopt): where a helper is wanted and none holds the lock. Taken
-    before the hook's work (its own ensure() then starts none) and let go with the process,
-    should it die first."""
+def claim_helper(args: list[str]) -> tuple[str, int] | None:
+    """HOME and its watcher lock, for the helper a hook process that runs its hook `hook ARGS`
+    itself leaves behind once done (resident.adopt): where a helper is wanted and none holds the
+    lock. Taken before the hook's work (its own ensure() then starts none) and let go with the
+    process, should it die first. Not for what runs no hook (`hook --help`, an unknown option):
+    taking the lock would write HOME's .scion folder and lock file."""
     home = os.environ.get("HOME") or "/home/scion"
-    if not wanted(os.environ, home):
+    if not wanted(os.environ, home) or relayable(args) is None:
         return None
     from sciontool_py.receiver import harness_exit
 

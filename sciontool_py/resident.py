@@ -11,14 +11,14 @@ its harness looked for from its own parent. One hook at a time: they would
 take the HOME's state lock one after the other anyway. It exits once no agent
 is left to watch (a helper that served hooks, some minutes later: a user's
 next session in that HOME finds it); it never signals anything and writes only
-what a hook writes.
+what a hook writes. Its standby (standby.py) takes its place should it die.
 """
 
 from __future__ import annotations
 
 import os
 
-from sciontool_py import process, registry, relay, relayed, shell_relay, telemetry, turns
+from sciontool_py import process, registry, relay, relayed, shell_relay, standby, telemetry, turns
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 Process = tuple[int, int]
+NAME = "scion-helper"  # what `ps` shows it as (standby.retitle)
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
 # Outside Scion a user's next session usually comes to the same HOME: a helper that waits for it
 # relays its first hook too (a Python start less, which the harness waits for).
@@ -76,6 +77,7 @@ def watch(
     stop: Callable[[], None],
     quiet: Callable[[], None],
     linger: float = 0.0,
+    spare: standby.Standby | None = None,
 ) -> None:
     """Wait for every target's exit, calling say_end for each, and serve each relayed hook (a
     listening socket's fd -> what takes one of its hooks), until there is nothing to watch; then,
@@ -86,7 +88,8 @@ def watch(
     HOME's new lock file, so there is never a second one beside it. QUIET is
     called once the hooks served and ends said have gone quiet: QUIET_SECONDS after the last,
     QUIET_LIMIT_SECONDS after the first at the latest (the start counts as one: a helper forked
-    from a hook has just answered it)."""
+    from a hook has just answered it). SPARE, its standby, is started (again) whenever it is due
+    and none runs, and collected when it dies."""
     import select
     import time
 
@@ -154,13 +157,20 @@ def watch(
                     quiet()
                 else:
                     wait = min(wait, left)
+            if spare is not None:
+                wait = min(wait, max(spare.keep(), 0.0))
             poller = select.poll()
+            if spare is not None and spare.fileno() >= 0:
+                poller.register(spare.fileno(), select.POLLIN)  # readable once it has exited
             by_fd = {fd: proc for proc, fd in fds.items() if fd >= 0}
             for fd in by_fd:
                 poller.register(fd, select.POLLIN)  # readable once the process has exited
             for fd in servers:
                 poller.register(fd, select.POLLIN)
             for fd, _ in poller.poll(wait * 1000):
+                if spare is not None and fd == spare.fileno():
+                    spare.ended()  # started again on the next pass, or a second after the last start
+                    continue
                 if fd in servers:
                     # Checked again: a hook served for a HOME replaced meanwhile would lock the
                     # new HOME's file in its ensure() and start a second watcher beside this one.
@@ -296,6 +306,7 @@ def main(argv: list[str]) -> int:
     held = harness_exit.take_lock(home)
     if held is None:
         return 0  # another one took the HOME meanwhile
+    standby.retitle(f"{__name__} --home {home}", NAME)  # not `python -c` and its boot code
     listener = shells = None
     if not registry.in_scion(home):
         preload()  # before it listens: a hook that comes meanwhile runs by itself, not waiting
@@ -328,7 +339,7 @@ def adopt(home: str, held: int) -> bool:
         try:
             os.setsid()
             os.chdir("/")
-            _retitle(f"{__name__} --home {home}")
+            standby.retitle(f"{__name__} --home {home}", NAME)
             from sciontool_py.telemetry.launch import worker_environment
 
             kept = worker_environment(os.environ)  # what a started helper gets (launch.py)
@@ -364,30 +375,6 @@ def _let_go(keep: set[int]) -> None:
                 os.close(fd)
             except OSError:
                 pass  # listdir's own descriptor, closed meanwhile
-
-
-def _retitle(title: str) -> None:
-    """Show TITLE as this process's command line, name it, and blank the environment the kernel
-    shows in /proc/PID/environ: forked, it would show the hook's command line (to `ps`, and to
-    turns.py, a hook that never ends) and keep its harness's API keys there. Writes its own
-    memory through /proc/self/mem, where exec put argv and then the environment; best effort."""
-    try:
-        with open("/proc/self/comm", "w") as comm:
-            comm.write("scion-helper")  # neither a shell, a wrapper, python nor sciontool
-        with open("/proc/self/stat", "rb") as stat:
-            data = stat.read()
-        fields = data[data.rindex(b")") + 2 :].split()
-        arg_start, arg_end, env_start, env_end = (int(f) for f in fields[45:49])  # proc(5) 48-51
-        end = env_end if env_start == arg_end else arg_end  # the title may run into the environment
-        text = os.fsencode(title)[: end - arg_start - 1]
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            mem.seek(arg_start)
-            mem.write(text.ljust(end - arg_start, b"\0"))
-            if end == arg_end and env_end > env_start:
-                mem.seek(env_start)
-                mem.write(bytes(env_end - env_start))
-    except (OSError, ValueError, IndexError):
-        pass  # no /proc, or a kernel that will not: the title and environment stay the hook's
 
 
 def _serve(
@@ -429,13 +416,20 @@ def _serve(
 
     if not scion:
         telemetry.start_later()  # relayed hooks and the ends said here: once they go quiet
+    # Should this process die, the standby becomes the helper, as main() with these options.
+    spare = standby.Standby(harness_exit.options(home, dialect, dialect_file))
+
+    def quiet() -> None:
+        spare.want()  # from the first quiet on: its Python start kept off the session's first burst
+        telemetry.start_waiting(log)
 
     try:
-        watch(home, say_end, held, servers, stop, lambda: telemetry.start_waiting(log), lingering())
+        watch(home, say_end, held, servers, stop, quiet, lingering(), spare)
     except Exception as exc:  # detached, stdio on /dev/null: agent.log is the only place to say it
         stop()  # watch() has let its lock go
         log.debug(f"Harness exit watch failed: {type(exc).__name__}: {exc}")
         return 1
     finally:
+        spare.stop()
         telemetry.start_waiting(log)  # what the last hooks left, before this helper is gone
     return 0

@@ -502,9 +502,11 @@ def test_the_linger_is_read_from_the_environment_within_its_bounds(
 def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
     agent: Agent, harness: Harness
 ) -> None:
-    for pid in watchers(agent.home):
+    killed = watchers(agent.home)
+    for pid in killed:
         os.kill(pid, signal.SIGKILL)  # started by this test's own hook
-    assert eventually(lambda: not watchers(agent.home))
+    # Gone; its standby (tests/test_supervise.py) may be the helper by now, or not yet started.
+    assert eventually(lambda: not set(killed) & set(watchers(agent.home)))
     assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
     assert info(agent.home)["activity"] == "thinking"
     assert eventually(lambda: resident_runs(agent))  # that hook started the next one

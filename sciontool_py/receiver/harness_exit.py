@@ -20,6 +20,7 @@ One watcher per HOME (a lock file says which), whatever the number of agents,
 sessions or hooks; it rescans the agents once a second, drops a process no
 longer listed (an agent evicted, ended or taken over), and exits once nothing
 is left to watch. It never signals anything and writes only what a hook writes.
+Its standby (standby.py), a second small process, becomes the watcher should it die.
 """
 
 from __future__ import annotations
@@ -63,18 +64,23 @@ def start(home: str, dialect: str | None = None, dialect_file: str | None = None
     if held is None:
         return ""  # one runs (it rescans the agents within a second), or the lock file is not usable
     os.close(held)
+    try:
+        from sciontool_py.telemetry.launch import start_detached
+
+        start_detached(MODULE, options(home, dialect, dialect_file))
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
+        return str(exc)
+    return ""
+
+
+def options(home: str, dialect: str | None, dialect_file: str | None) -> list[str]:
+    """The watcher's command-line options (resident.main), as start() and its standby pass them."""
     args = ["--home", home]
     if dialect_file:
         args += ["--dialect-file", os.path.abspath(dialect_file)]
     elif dialect:
         args += ["--dialect", dialect]
-    try:
-        from sciontool_py.telemetry.launch import start_detached
-
-        start_detached(MODULE, args)
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
-        return str(exc)
-    return ""
+    return args
 
 
 def take_lock(home: str) -> int | None:

@@ -1,5 +1,5 @@
 """From the hook: is anything listening, and start the detached worker (or, through
-start_detached, the harness exit watcher, which is started the same way).
+start_detached, the harness exit watcher and its standby, which are started the same way).
 
 Both run after the hook answered and cost well under a millisecond: the
 probe is one non-blocking connect to a loopback port (refused at once when
@@ -94,9 +94,7 @@ def start_detached(
     CPU nothing else wants (Linux's SCHED_IDLE, set before MODULE loads): on two cores the
     worker's OpenTelemetry import and export would otherwise take the CPU from the harness.
     """
-    parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    boot = (_IDLE if idle else "") + _BOOT.format(parent=parent, module=module)
-    argv = [sys.executable, "-c", boot, *args]
+    argv = command(module, args, idle)
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -125,6 +123,25 @@ def start_detached(
             os.close(spare)
     _started.append(pid)
     return pid
+
+
+def command(module: str, args: list[str], idle: bool = False) -> list[str]:
+    """The command line that runs MODULE's main(ARGS) in this Python, as start_detached runs it
+    (the resident's standby execs the resident with it)."""
+    parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    boot = (_IDLE if idle else "") + _BOOT.format(parent=parent, module=module)
+    return [sys.executable, "-c", boot, *args]
+
+
+def reap(pid: int) -> None:
+    """Collect PID, started here, which has closed its descriptors (it is exiting): waited for,
+    unless _reap_ended collected it already (its pid may be another process's by now)."""
+    if pid in _started:
+        _started.remove(pid)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass  # reaped by the caller's own wait
 
 
 def _close_on_exec(keep: int | None) -> None:
