@@ -293,7 +293,7 @@ class Request:
         except OSError:
             self.close()
             return False
-        self.stage, self.deadline = turns.OFFERED, time.monotonic() + READ_WAIT
+        self.stage, self.deadline = turns.OFFERED, time.monotonic() + turns.COMMIT_WAIT
         return True
 
     def run(self) -> None:

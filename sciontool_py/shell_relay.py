@@ -297,7 +297,7 @@ class Shell:
                     self.data = _listening(DATA_BACKLOG)  # a one-off port for this hook's envelope
                     port = self.data.getsockname()[1]
                     self.conn.sendall(self.shells.served + b" ready %d\n" % port)
-                self.stage, self.deadline = turns.OFFERED, time.monotonic() + WAIT
+                self.stage, self.deadline = turns.OFFERED, time.monotonic() + turns.COMMIT_WAIT
                 return True
         except (OSError, ValueError):
             pass  # the shell is gone

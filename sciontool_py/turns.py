@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
 TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
 POLL = 0.002  # seconds between two looks at the harness's children
+COMMIT_WAIT = 1.0  # seconds for a client's `go` once told `ready`: it says it at once
 DONE_KEPT = 256  # hook children remembered as served: far more than one harness runs at once
 
 
@@ -152,13 +153,16 @@ def in_order(doors: list[Door], served: Served) -> None:
                     served.add(committed.turn.spawn)
                 continue
             waits = False  # a queued hook waits for an earlier one
-            for hook in [h for h in pending if h.stage == QUEUED]:
+            # One offered at a time: its client's clock runs from its `go`, and it is run at once.
+            offered = any(h.stage == OFFERED for h in pending)
+            for hook in [h for h in pending if h.stage == QUEUED and not offered]:
                 late = now >= hook.queued_at + TURN_WAIT
                 if late or hook.turn is None or not hook.turn.earlier(served):
                     if late and hook.turn is not None:
                         for spawn in hook.turn.earlier(served):
                             served.add(spawn)  # waited for once: no later hook waits for it again
-                    if not hook.offer():
+                    offered = hook.offer()
+                    if not offered:
                         pending.remove(hook)
                 else:
                     waits = True

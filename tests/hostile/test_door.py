@@ -140,17 +140,17 @@ def test_another_user_connecting_first_and_flooding_drops_delays_and_feeds_no_ho
     )
     try:
         assert attacker.stdout is not None
-        assert int(attacker.stdout.readline()) >= 2  # it reaches both doors
+        while int(attacker.stdout.readline()) <= 40:
+            pass  # until it holds 40 connections: the flood is on
         walls = []
         for n in range(30):
             code, err, wall = hook(agent, [*SHELL, *GONE], f"t{n}", on_socket=n % 2 == 0)
             assert (code, err) == (0, b""), n  # GONE: only the helper could have run it
             walls.append(wall)
-        made = int(attacker.stdout.readline())
     finally:
         attacker.kill()  # started by this test
-        attacker.communicate(timeout=HANG_BOUND)
-    assert made > 40  # it did flood: past the 40 it holds at once
+        out, _ = attacker.communicate(timeout=HANG_BOUND)
+    assert int(out.split()[-1]) > 60  # it went on connecting while the hooks ran
     assert max(walls) < 3.0, walls  # each well under 1 s where nobody waits on its connections
     assert all(landed(agent, f"t{n}") == 1 for n in range(30))
     assert landed(agent, "injected") == 0
@@ -249,16 +249,26 @@ def test_a_helper_told_to_stop_withdraws_its_address_before_it_goes(
 
 def test_a_burst_of_100_hooks_at_once_loses_none(agent: Agent, shell: Harness) -> None:
     envelopes = [json.dumps(claude("PreToolUse", tool_name=f"b{n}")).encode() for n in range(100)]
-    procs = [
-        subprocess.Popen(
+    procs = []
+    for envelope in envelopes:  # each written as its hook starts, as a harness does
+        proc = subprocess.Popen(
             [*SHELL, *HOOK, "--dialect=claude"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
         )
-        for _ in envelopes
-    ]
-    results = [proc.communicate(envelope, timeout=60) for proc, envelope in zip(procs, envelopes, strict=True)]
-    assert [(proc.returncode, err) for proc, (_, err) in zip(procs, results, strict=True)] == [(0, b"")] * 100
+        assert proc.stdin is not None
+        proc.stdin.write(envelope)
+        proc.stdin.close()
+        procs.append(proc)
+    for proc in procs:
+        proc.wait(timeout=60)
+    results = []
+    for proc in procs:
+        assert proc.stdout is not None and proc.stderr is not None
+        with proc.stdout, proc.stderr:
+            results.append((proc.returncode, proc.stderr.read()))
+    # Relayed, or (not taken within 2 s on a loaded machine) run in its own process: never lost.
+    assert results == [(0, b"")] * 100
     assert all(landed(agent, f"b{n}") == 1 for n in range(100))
