@@ -206,7 +206,9 @@ def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> N
     with impostor.sock, impostor.data:
         path = agent.home / shell_relay.ADDRESS
         path.parent.mkdir()
-        path.write_text(f"{impostor.sock.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n")
+        path.write_text(
+            f"{impostor.sock.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n"
+        )
         done = through_shell(
             agent, HOOK, claude("UserPromptSubmit", prompt="my secret plan"), SCIONTOOL_EXIT_WATCH="off"
         )

@@ -75,7 +75,9 @@ def other_user() -> Iterator[tuple[int, int]]:
         pytest.skip("making a second local user needs root, useradd and setpriv")
     name = f"scionatk{os.getpid()}"
     for _ in range(20):  # another useradd may hold /etc/passwd's lock a moment
-        made = subprocess.run(["useradd", "-M", "-N", "-r", "-s", "/usr/sbin/nologin", name], capture_output=True)
+        made = subprocess.run(
+            ["useradd", "-M", "-N", "-r", "-s", "/usr/sbin/nologin", name], capture_output=True
+        )
         if made.returncode == 0:
             break
         time.sleep(0.5)
@@ -132,7 +134,16 @@ def test_another_user_connecting_first_and_flooding_drops_delays_and_feeds_no_ho
         pytest.skip("no system python for the other user")
     uid, gid = other_user
     attacker = subprocess.Popen(
-        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", python, "-c", ATTACK, str(os.geteuid())],
+        [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            python,
+            "-c",
+            ATTACK,
+            str(os.geteuid()),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -212,7 +223,9 @@ class Stuck:
             each.close()
 
 
-def test_a_helper_stuck_before_ready_costs_a_hook_2_s_and_it_runs_once_in_its_own_process(agent: Agent) -> None:
+def test_a_helper_stuck_before_ready_costs_a_hook_2_s_and_it_runs_once_in_its_own_process(
+    agent: Agent,
+) -> None:
     stuck = Stuck(agent, ready=False)
     try:
         code, err, wall = hook(agent, [*SHELL, *HOOK], "stuck")
