@@ -8,11 +8,16 @@
 # with stdin untouched.
 trap '' PIPE # a helper gone mid-way must not kill this shell before its fallback
 f=${HOME:-/home/scion}/.scion/relay
-if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/dev/null &&
+# A stopped or stuck helper costs the hook at most 5 s in all: 2 s for `ready`, the rest (from
+# when it began) for the answer. A helper that is not the file's (its pid gone or reused, its
+# start time another) or is stopped is passed at once.
+began=${EPOCHREALTIME/[.,]/}
+if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid start served token <"$f" 2>/dev/null &&
 	[[ $port =~ ^[0-9]{1,5}$ && $pid =~ ^[0-9]{1,10}$ && -O /proc/$pid ]] &&
-	{ exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-	if printf '%s\0' relay2 "$token" "$$" "$#" "$@" >&3 2>/dev/null &&
-		read -r -t 15 -u 3 proof word data 2>/dev/null && [[ $proof == "$served" && $word == ready ]]; then
+	read -r -t 1 -a stat </proc/$pid/stat 2>/dev/null && [[ ${stat[21]} == "$start" ]]; then
+	if [[ ${stat[2]} != [tT] ]] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null &&
+		printf '%s\0' relay2 "$token" "$$" "$#" "$@" >&3 2>/dev/null &&
+		read -r -t 2 -u 3 proof word data 2>/dev/null && [[ $proof == "$served" && $word == ready ]]; then
 		# From here the hook is the helper's: the envelope goes to it (none from a terminal).
 		if [[ $data == - ]]; then
 			printf 'go\n' >&3 2>/dev/null
@@ -24,24 +29,31 @@ if [[ -f $f && ! -L $f ]] && read -r -t 1 -n 256 port pid served token <"$f" 2>/
 			{ printf '%s\n' "$token" && exec cat <&4 4<&-; } 2>/dev/null >"/dev/tcp/127.0.0.1/$data" &
 		fi
 		# The answer needs no proof of its own: it comes on the connection the ready proved.
-		if read -r -t 30 -u 3 code out err open 2>/dev/null && [[ $code == [01] &&
+		now=${EPOCHREALTIME/[.,]/}
+		left=$((${began:-0} + 5000000 - ${now:-0}))
+		((left > 0)) || left=1
+		printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
+		if read -r -t "$left" -u 3 code out err open 2>/dev/null && [[ $code == [01] &&
 			$out =~ ^[0-9]{1,9}$ && $err =~ ^[0-9]{1,9}$ ]]; then
 			if [[ $open == open && -n ${!-} ]]; then
 				kill "$!" 2>/dev/null # our cat, blocked on a stdin its harness never closes
 			fi
 			# Bytes, not characters; the hook writes no NUL, the one byte a shell cannot hold.
-			if ((out)) && LC_ALL=C IFS= read -r -d '' -N "$out" -t 5 -u 3 text; then
+			if ((out)) && LC_ALL=C IFS= read -r -d '' -N "$out" -t 1 -u 3 text; then
 				printf '%s' "$text"
 			fi
-			if ((err)) && LC_ALL=C IFS= read -r -d '' -N "$err" -t 5 -u 3 text; then
+			if ((err)) && LC_ALL=C IFS= read -r -d '' -N "$err" -t 1 -u 3 text; then
 				printf '%s' "$text" >&2
 			fi
 			exit "$code"
 		fi
-		printf 'sciontool hook: the resident helper took the hook but gave no exit status (it stopped, or took over 30 s)\n' >&2
+		printf 'sciontool hook: the resident helper took the hook but gave no exit status (it stopped, or took over 5 s)\n' >&2
 		exit 1
 	fi
 	exec 3>&-
+	# The helper did not take the hook (it is stopped, stuck or leaving, or declined): the hook's
+	# Python relay does not ask it again.
+	export SCIONTOOL_HELPER_PASSED=1
 fi
 trap - PIPE
 exec "$@"

@@ -24,7 +24,17 @@ import os
 import sys
 
 CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
-REPLY_WAIT = 15.0  # seconds: past the helper's own bounded work (a 2 s lock wait, the hub's 3 s, telemetry)
+# A stopped or stuck helper costs a hook at most BOUND seconds in all: READY_WAIT for its `ready`
+# (then the hook runs itself, on the bytes it read), the rest for its answer once told `go` (then
+# the hook is the helper's: it is never run twice). relay.bash keeps the same two bounds.
+READY_WAIT = 2.0
+BOUND = 5.0
+READY, GO = b"r", b"g"
+# Set by relay.bash for the hook it runs itself because the helper did not take it: not asked again.
+PASSED = "SCIONTOOL_HELPER_PASSED"
+NO_STATUS = (
+    "sciontool hook: the resident helper took the hook but gave no exit status (it stopped, or took over 5 s)"
+)
 _OFF = ("off", "0", "false", "no")
 _HEADER = 12  # three 4-byte lengths: stdout, stderr, and the exit status's own field
 
@@ -129,14 +139,17 @@ def relay(args: list[str]) -> int | None:
     written here; None when no helper ran it (the caller runs the hook itself, and finds stdin
     unread, or the bytes in the second element of the failure it raised)."""
     home = os.environ.get("HOME") or "/home/scion"
-    if not wanted(os.environ, home):
-        return None
+    if os.environ.pop(PASSED, None) is not None or not wanted(os.environ, home):
+        return None  # popped: the hook's own children (a helper it leaves) never see it
     positional = relayable(args)
     if positional is None:
         return None
     sock = connect(home)
     if sock is None:
         return None
+    from time import monotonic
+
+    began = monotonic()
     try:
         try:
             data = stdin_of(positional)
@@ -147,16 +160,32 @@ def relay(args: list[str]) -> int | None:
         parts = [b"hook1", os.fsencode(cwd), encode([os.fsencode(a) for a in args]), encode(env), data]
         request = encode(parts)
         try:
-            sock.settimeout(REPLY_WAIT)
+            # Counted from here, not from stdin: a harness may write the envelope late.
+            began = monotonic()
+            sock.settimeout(READY_WAIT)
             sock.sendall(len(request).to_bytes(8, "big") + request)
+            if sock.recv(1) != READY:
+                raise OSError("not taken")  # declined, gone, or stuck: the hook runs here
+            sock.sendall(GO)
+        except (OSError, ValueError):
+            raise Unrelayed(data, None) from None
+        # The hook is the helper's now: past here it never runs here, unless the helper says it ran
+        # nothing (its folder went away meanwhile).
+        try:
+            sock.settimeout(max(BOUND - (monotonic() - began), 0.001))
             sock.shutdown(_socket.SHUT_WR)
             reply = decode(read_all(sock))
         except (OSError, ValueError):
-            raise Unrelayed(data, None) from None
+            reply = []
     finally:
         sock.close()
+    if reply == [b"", b"", b"declined"]:
+        raise Unrelayed(data, None)
     if len(reply) != 3 or not reply[2].isdigit():
-        raise Unrelayed(data, None)  # the helper declined (a folder it cannot enter) or died
+        from sciontool_py.fastpath import error_line
+
+        error_line(NO_STATUS)
+        return 1
     from sciontool_py.console import write_stderr, write_stdout
     from sciontool_py.fastpath import RESPONSE_WAIT_SECONDS, error_line
 

@@ -61,7 +61,7 @@ def listen(home: str) -> _socket.socket | None:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.bind(relay.address(home))
-        sock.listen(64)
+        sock.listen(shell_relay.BACKLOG)
         sock.setblocking(False)
     except OSError:
         sock.close()
@@ -219,72 +219,122 @@ def _close(fd: int) -> None:
         os.close(fd)
 
 
-def serve(listener: _socket.socket, home: str, served: turns.Served) -> None:
-    """Run the relayed hooks, each in its turn (turns.in_order): read its request, run it, send
-    back its stdout, stderr and exit status; decline (the hook then runs in its own process)
-    what cannot be run as it would run."""
-    turns.in_order(listener.fileno(), lambda: _take(listener, home), served)
+def door(listener: _socket.socket, home: str) -> turns.Door:
+    """The relayed hooks' listening socket, for turns.in_order: each hook's request is read as
+    it comes, and run in its turn; what cannot be run as it would run is declined (the hook then
+    runs in its own process)."""
+    return listener.fileno(), lambda: _take(listener, home)
 
 
-def _take(listener: _socket.socket, home: str) -> turns.Waiting | None:
-    """The next hook's request, read whole (it has read its stdin already); None for anything
-    else."""
+def _take(listener: _socket.socket, home: str) -> Request | None:
+    """The next hook's connection, when its peer is this user's; None for anything else."""
     try:
         conn = shell_relay.accepted(listener)
     except OSError:
         return None  # it gave up meanwhile
     try:
-        conn.setblocking(True)
-        conn.settimeout(READ_WAIT)
         if relay.peer_uid(conn) == os.geteuid():  # another user's process: never its hook
-            client = relay.peer_pid(conn)
-            size = int.from_bytes(_read_exactly(conn, 8), "big")
-            if size <= REQUEST_LIMIT:
-                request = unpack(relay.decode(_read_exactly(conn, size)))
-                turn = turns.of(client)
-                return turn, lambda: _run(conn, client, request, home, turns.origin(turn))
-    except (OSError, ValueError):
-        pass  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
+            return Request(conn, relay.peer_pid(conn), home)
+    except OSError:
+        pass  # gone already
     conn.close()
     return None
 
 
-def _run(
-    conn: _socket.socket,
-    client: int,
-    request: tuple[str, list[str], dict[str, str], bytes] | None,
-    home: str,
-    origin: int,
-) -> None:
-    import _socket
+class Request:
+    """One relayed hook (relay.py), from its request to its answer (turns.Pending): read whole
+    as it comes (the hook has read its stdin already), `ready` in its turn, run on its `go`."""
 
-    def answer(out: bytes, err: bytes, code: int) -> None:
-        conn.sendall(relay.encode([out, err, str(code).encode()]))
-        conn.shutdown(_socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
+    def __init__(self, conn: _socket.socket, client: int, home: str) -> None:
+        import time
 
-    try:
-        if request is not None:
-            import io
+        self.conn, self.client, self.home = conn, client, home
+        self.stage = turns.READING
+        self.turn: turns.Turn | None = None
+        self.queued_at = 0.0
+        self.deadline = time.monotonic() + READ_WAIT
+        self.chunks: list[bytes] = []
+        self.size = 8  # bytes still to read: of the request's length, then of the request
+        self.sized = False  # whether its length is read
+        self.request: tuple[str, list[str], dict[str, str], bytes] | None = None
 
-            cwd, args, environ, data = request
-            if relayed.run(home, client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin):
-                return
-        conn.sendall(relay.encode([b"", b"", b"declined"]))
-    except (OSError, ValueError):
-        return  # the hook is gone: it runs by itself, or not at all
-    finally:
-        conn.close()
+    def fileno(self) -> int:
+        return self.conn.fileno()
 
+    def advance(self) -> bool:
+        import time
 
-def _read_exactly(conn: _socket.socket, size: int) -> bytes:
-    chunks, left = [], size
-    while left > 0:
-        chunk = conn.recv(min(left, 1 << 20))
-        if not chunk:
-            raise ValueError("a relayed request cut short")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        try:
+            if self.stage == turns.READING:
+                chunk = self.conn.recv(min(self.size, 1 << 20))
+                if not chunk:
+                    raise ValueError("a relayed request cut short")
+                self.chunks.append(chunk)
+                self.size -= len(chunk)
+                if self.size:
+                    return True
+                data = b"".join(self.chunks)
+                self.chunks = []
+                if not self.sized:
+                    self.size, self.sized = int.from_bytes(data, "big"), True
+                    if not 0 < self.size <= REQUEST_LIMIT:
+                        raise ValueError("a relayed request too large")
+                    return True
+                self.request = unpack(relay.decode(data))
+                if self.request is None or not relayed.runnable(self.home, self.request[0], self.request[2]):
+                    raise ValueError("declined")  # closed before `ready`: it runs by itself
+                self.turn = turns.of(self.client)
+                self.stage, self.queued_at = turns.QUEUED, time.monotonic()
+                self.deadline = self.queued_at + turns.TURN_WAIT + READ_WAIT  # offered by then
+                return True
+            if self.stage == turns.OFFERED and self.conn.recv(1) == relay.GO:
+                self.stage = turns.COMMITTED
+                return True
+        except (OSError, ValueError):
+            pass  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
+        self.close()  # queued: a word before `ready`, or the hook gave up (it runs by itself)
+        return False
+
+    def offer(self) -> bool:
+        import time
+
+        try:
+            self.conn.sendall(relay.READY)
+        except OSError:
+            self.close()
+            return False
+        self.stage, self.deadline = turns.OFFERED, time.monotonic() + turns.COMMIT_WAIT
+        return True
+
+    def run(self) -> None:
+        import _socket
+        import io
+
+        conn = self.conn
+
+        def answer(out: bytes, err: bytes, code: int) -> None:
+            conn.sendall(relay.encode([out, err, str(code).encode()]))
+            conn.shutdown(_socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
+
+        try:
+            conn.setblocking(True)
+            conn.settimeout(READ_WAIT)
+            if self.request is not None:
+                cwd, args, environ, data = self.request
+                origin = turns.origin(self.turn)
+                if relayed.run(
+                    self.home, self.client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin
+                ):
+                    return
+            # Nothing ran (its folder went away meanwhile): the hook runs it itself.
+            conn.sendall(relay.encode([b"", b"", b"declined"]))
+        except (OSError, ValueError):
+            return  # the hook is gone: what it was answered, it has
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes] | None:
@@ -391,12 +441,13 @@ def _serve(
 
     log = AgentLog(home, quiet=True)
     scion = registry.in_scion(home)
-    servers: dict[int, Callable[[], None]] = {}
     served = turns.Served()  # one for both: a harness's hooks may come either way
-    if listener is not None:
-        servers[listener.fileno()] = lambda: serve(listener, home, served)
+    doors = [door(listener, home)] if listener is not None else []
     if shells is not None:
-        servers[shells.sock.fileno()] = lambda: shell_relay.serve(shells, home, served)
+        doors.append(shell_relay.door(shells, home))
+        shell_relay.withdraw_on_stop(home, shells)
+    # Either door readable: both are taken from while a hook of either is on its way.
+    servers: dict[int, Callable[[], None]] = {fd: lambda: turns.in_order(doors, served) for fd, _ in doors}
 
     def stop() -> None:
         if shells is not None:

@@ -38,17 +38,28 @@ from sciontool_py import fs, process, relay, relayed, turns
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
-    from collections.abc import Callable
     from typing import BinaryIO
 
-ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid, the helper's token, the shell's
+ADDRESS = ".scion/relay"  # relative to HOME: port, helper pid and start, its token, the shell's
 PROTOCOL = b"relay2"  # relay1 repeated the proof on the answer line
 HELLO_LIMIT = 1 << 20  # bytes: a hook's arguments, far past any real command line
 ENVIRON_LIMIT = 4 << 20  # bytes of /proc/PID/environ
 HELLO_WAIT = 1.0  # seconds for the shell's hello: it sends it as soon as it connects
 WAIT = 5.0  # seconds for the shell's next steps (its go, its envelope's connection: a fork)
+# Connections a listener holds unaccepted: a burst of a harness's hooks (100 at once) must find
+# room, as must a shell's envelope beside connections another user makes to that port.
+BACKLOG = 4096
+DATA_BACKLOG = 64
 # The answer when the hook's folder went away after the check (or its process did).
 UNRUNNABLE = (b"", b"sciontool hook: the resident helper could not enter the hook's folder\n", 1)
+# sock_diag(7): the uid of the socket at a TCP connection's other end, asked of the kernel by the
+# connection's two ends (one request, 10 us; /proc/net/tcp is read whole: 7 ms with 500 sockets).
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_AF_INET, _IPPROTO_TCP = 2, 6
+_INET_DIAG_NOCOOKIE = b"\xff" * 8
+_UID_AT = 16 + 64  # nlmsghdr, then inet_diag_msg's uid
 
 
 class Shells:
@@ -58,6 +69,31 @@ class Shells:
         self.sock = sock
         self.served = served  # the helper's token: proves its `ready` (the answer follows on it)
         self.token = token  # the shell's: what proves the hello came from this user
+        self.diag: _socket.socket | None = None  # the netlink socket that asks for peers' uids
+
+    def peer_is_mine(self, conn: _socket.socket) -> bool:
+        """Whether the process at CONN's other end (over 127.0.0.1) is this user's: asked of the
+        kernel before a byte is read, as any user on the machine may connect to the port."""
+        import _socket
+
+        if self.diag is None:  # made in the helper's own process (adopt forks after listen)
+            self.diag = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)
+        (here, port), (there, peer) = conn.getsockname(), conn.getpeername()
+        # The socket whose own end is the peer's: its port and address, then ours.
+        ends = peer.to_bytes(2, "big") + port.to_bytes(2, "big")
+        ends += _socket.inet_aton(there).ljust(16, b"\0") + _socket.inet_aton(here).ljust(16, b"\0")
+        request = bytes((_AF_INET, _IPPROTO_TCP, 0, 0)) + b"\xff" * 4 + ends + bytes(4) + _INET_DIAG_NOCOOKIE
+        header = (16 + len(request)).to_bytes(4, "little") + _SOCK_DIAG_BY_FAMILY.to_bytes(2, "little")
+        header += _NLM_F_REQUEST.to_bytes(2, "little") + bytes(8)
+        try:
+            self.diag.send(header + request)
+            # The kernel answers within send(): waiting is never needed.
+            reply = self.diag.recv(1024, _socket.MSG_DONTWAIT)
+        except OSError:
+            return False
+        if len(reply) < _UID_AT + 4 or reply[4:6] != header[4:6]:
+            return False  # an error: no such socket (the peer is gone)
+        return int.from_bytes(reply[_UID_AT : _UID_AT + 4], "little") == os.geteuid()
 
 
 def listen() -> Shells | None:
@@ -67,18 +103,22 @@ def listen() -> Shells | None:
     if not os.path.isdir(f"/proc/{os.getpid()}"):
         return None  # no /proc (macOS): no shell's folder and environment to run its hook in
     try:
-        sock = _listening(64)
+        sock = _listening(BACKLOG)
     except OSError:
         return None
     return Shells(sock, os.urandom(16).hex().encode(), os.urandom(16).hex().encode())
 
 
 def announce(home: str, shells: Shells, pid: int) -> bool:
-    """Say in HOME's address file where SHELLS listen, and that PID (the helper) takes them;
-    False, the socket closed, where the file cannot be written."""
+    """Say in HOME's address file where SHELLS listen, and that PID (the helper) takes them, with
+    its start time (a pid reused is not it); False, the socket closed, where the file cannot be
+    written or PID is gone."""
     port = shells.sock.getsockname()[1]
-    line = b"%d %d %s %s\n" % (port, pid, shells.served, shells.token)
+    found = process.stat(pid)
     try:
+        if found is None:
+            raise OSError("the helper is gone")
+        line = b"%d %d %d %s %s\n" % (port, pid, found[3], shells.served, shells.token)
         fs.write_atomic(home, ADDRESS, line, mode=0o600, sync=False)
     except OSError:
         shells.sock.close()
@@ -87,13 +127,14 @@ def announce(home: str, shells: Shells, pid: int) -> bool:
 
 
 def _listening(backlog: int) -> _socket.socket:
-    """A free port on 127.0.0.1, listening, through the C `_socket` module."""
+    """A free port on 127.0.0.1, listening, non-blocking, through the C `_socket` module."""
     import _socket
 
     sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     try:
         sock.bind(("127.0.0.1", 0))
         sock.listen(backlog)
+        sock.setblocking(False)
     except OSError:
         sock.close()
         raise
@@ -101,12 +142,14 @@ def _listening(backlog: int) -> _socket.socket:
 
 
 def accepted(sock: _socket.socket) -> _socket.socket:
-    """The next connection to SOCK, through the C module (as every socket of the helper's: the
-    `socket` module would cost a helper 10 ms of imports before its first hook)."""
+    """The next connection to SOCK, non-blocking, through the C module (as every socket of the
+    helper's: the `socket` module would cost a helper 10 ms of imports before its first hook)."""
     import _socket
 
     fd, _ = sock._accept()  # type: ignore[attr-defined]
-    return _socket.socket(fileno=fd)
+    conn = _socket.socket(fileno=fd)
+    conn.setblocking(False)
+    return conn
 
 
 def withdraw(home: str, shells: Shells) -> None:
@@ -118,139 +161,214 @@ def withdraw(home: str, shells: Shells) -> None:
     shells.sock.close()
 
 
-def serve(shells: Shells, home: str, served: turns.Served) -> None:
-    """Take the shells' hooks, each in its turn (turns.in_order): run it and answer, or close
-    before `ready` (the shell runs it)."""
-    turns.in_order(shells.sock.fileno(), lambda: _arrive(shells, home), served)
+def withdraw_on_stop(home: str, shells: Shells) -> None:
+    """Have the stop signals (SIGHUP, SIGINT, SIGTERM) withdraw SHELLS before they end this
+    helper as they would have: a file naming a dead helper costs a shell nothing, but a pid reused
+    by another process of the user could pass for it. Taken between hooks (turns.in_order)."""
+    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
+
+    def stopped(signum: int, _frame: object) -> None:
+        withdraw(home, shells)
+        _signal.signal(signum, _signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # ended by it, as without this handler
+
+    for signum in turns.STOPS:
+        _signal.signal(signum, stopped)
 
 
-def _arrive(shells: Shells, home: str) -> turns.Waiting | None:
-    """The next shell, once its hello proved it read the address file; None for anything else."""
+def door(shells: Shells, home: str) -> turns.Door:
+    """The shells' listening socket, for turns.in_order."""
+    return shells.sock.fileno(), lambda: _arrive(shells, home)
+
+
+def _arrive(shells: Shells, home: str) -> Shell | None:
+    """The next shell's connection, when its peer is this user's; None for anything else."""
     try:
-        shells.sock.setblocking(False)
         conn = accepted(shells.sock)
     except OSError:
         return None  # it gave up meanwhile
-    try:
-        conn.setblocking(True)
-        conn.settimeout(HELLO_WAIT)
-        hello = _hello(conn)
-        if hello is not None and _compare_digest(hello[0], shells.token):
-            pid, argv = hello[1], hello[2]
-            if "hook" in argv and _owner(f"/proc/{pid}") == os.geteuid():
-                turn = turns.of(pid)
-
-                def run() -> None:
-                    try:
-                        _serve(conn, pid, argv, shells, home, turns.origin(turn))
-                    except (OSError, ValueError):  # a timeout is an OSError
-                        pass  # the shell is gone, or sent what relay.bash never sends
-                    finally:
-                        conn.close()
-
-                return turn, run
-    except (OSError, ValueError):
-        pass  # the shell is gone, or sent what relay.bash never sends
-    conn.close()
+    if shells.peer_is_mine(conn):
+        return Shell(conn, shells, home)
+    conn.close()  # another user's: not a byte read, nothing said
     return None
 
 
-def _serve(conn: _socket.socket, pid: int, argv: list[str], shells: Shells, home: str, origin: int) -> None:
-    import io
+class Shell:
+    """One shell's hook, from its hello to its answer (turns.Pending)."""
 
-    conn.settimeout(WAIT)
-    args = argv[argv.index("hook") + 1 :]
-    positional = relay.relayable(args)
-    cwd, environ = process.cwd(pid), _environ(pid)
-    if positional is None or environ is None or not relayed.runnable(home, cwd, environ):
-        return
-    notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's: no stdin read
-    piped = None if notify else _piped_stdin(pid)
-    stream: _socket.socket | None = None  # the envelope's connection, when it comes over TCP
+    def __init__(self, conn: _socket.socket, shells: Shells, home: str) -> None:
+        import time
 
-    def answer(out: bytes, err: bytes, code: int) -> None:
-        # "open": the envelope came whole from a stdin its harness never closed (no cat: the
-        # shell has nothing to stop).
-        ended = stream is None or _ended(stream)
-        conn.settimeout(relay.REPLY_WAIT)
-        status = b"%d %d %d" % (0 if code == 0 else 1, len(out), len(err))
-        conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
+        self.conn, self.shells, self.home = conn, shells, home
+        self.stage = turns.READING
+        self.turn: turns.Turn | None = None
+        self.queued_at = 0.0
+        self.deadline = time.monotonic() + HELLO_WAIT
+        self.got = b""  # the hello so far, then the envelope connection's proof so far
+        self.pid, self.argv = 0, [""]
+        self.data: _socket.socket | None = None  # the envelope's one-off port
+        self.stream: _socket.socket | None = None  # the envelope's connection to it
+        self.source: BinaryIO | None = None  # the shell's stdin pipe, opened here
+        self.cwd = ""
+        self.environ: dict[str, str] = {}
 
-    asked = False  # whether relayed.run asked for the envelope
-    # What this hook opened, closed last to first however it ends. Not contextlib.ExitStack:
-    # importing it (functools, collections) held a forked helper's first hook 2.5 ms.
-    opened: list[Callable[[], object]] = []
-    try:
-        # `ready` first: the helper takes the hook's folder and environment while the shell
-        # reads it and sends the envelope (relayed.run calls envelope() after).
-        if notify or piped is not None:
-            source: BinaryIO = io.BytesIO() if piped is None else open(piped, "rb", buffering=0)  # noqa: SIM115
-            opened.append(source.close)
-            conn.sendall(shells.served + b" ready -\n")
+    def fileno(self) -> int:
+        ahead = self.stream or (self.data if self.stage == turns.OFFERED else None) or self.conn
+        return ahead.fileno()
 
-            def envelope() -> BinaryIO | None:
-                nonlocal asked
-                asked = True
-                # No go: the shell gave up waiting and runs the hook itself, its stdin untouched.
-                return source if _line(conn) == b"go" else None
+    def advance(self) -> bool:
+        try:
+            if self.stage == turns.READING:
+                return self._hello()
+            if self.stage == turns.OFFERED and self.data is not None:
+                return self._envelope()
+            if self.stage == turns.OFFERED:
+                word = _line(self.conn, 3)
+                if word is None:
+                    return True  # more to come
+                if word == b"go":
+                    self.stage = turns.COMMITTED
+                    return True
+        except (OSError, ValueError):  # a timeout is an OSError
+            pass  # the shell is gone, or sent what relay.bash never sends
+        self.close()  # queued: a word before `ready`, or the shell gave up (it runs the hook)
+        return False
 
-        else:
-            data = _listening(1)  # a one-off port for this hook's envelope
-            opened.append(data.close)
-            data.settimeout(WAIT)
-            conn.sendall(shells.served + b" ready %d\n" % data.getsockname()[1])
+    def _hello(self) -> bool:
+        import time
 
-            def envelope() -> BinaryIO | None:
-                nonlocal asked, stream
-                asked = True
-                stream = accepted(data)  # a timeout: the shell gave up
-                opened.append(stream.close)
-                data.close()
-                stream.settimeout(WAIT)
-                if not _compare_digest(_line(stream, 64), shells.token):
-                    return None  # not the shell's: a process that guessed the port
-                stream.settimeout(None)  # the envelope's own bounds apply (receiver/stdin.py)
-                # read(2) on the socket, as socket.makefile's reader does it
-                reader = open(stream.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115
-                opened.append(reader.close)
-                return reader
+        chunk = self.conn.recv(1 << 16)
+        if not chunk or len(self.got) + len(chunk) > HELLO_LIMIT:
+            raise ValueError("no hello")
+        self.got += chunk
+        hello = _parse_hello(self.got)
+        if hello is None:
+            return True  # more to come
+        token, self.pid, self.argv = hello
+        if not _compare_digest(token, self.shells.token) or "hook" not in self.argv:
+            raise ValueError("not a hello of relay.bash's")
+        if _owner(f"/proc/{self.pid}") != os.geteuid():
+            raise ValueError("not this user's process")
+        self.got = b""
+        self.turn = turns.of(self.pid)
+        self.stage, self.queued_at = turns.QUEUED, time.monotonic()
+        self.deadline = self.queued_at + turns.TURN_WAIT + WAIT  # offered by then; a safety
+        return True
 
-        ran = relayed.run(home, pid, cwd, args, environ, envelope, answer, origin)
-        # Its process or folder gone: past `ready`, the shell waits for an answer, so it gets one.
-        if not ran and not asked and envelope() is not None:
-            answer(*UNRUNNABLE)
-    finally:
-        for close in reversed(opened):
-            close()
+    def _envelope(self) -> bool:
+        """The envelope's connection: accepted (this user's only), then its proof."""
+        assert self.data is not None
+        if self.stream is None:
+            stream = accepted(self.data)
+            if self.shells.peer_is_mine(stream):
+                self.stream = stream
+            else:
+                stream.close()  # another user's, who found the port: the shell's may still come
+            return True
+        proof = _line(self.stream, 64)
+        if proof is None:
+            return True  # more to come
+        if not _compare_digest(proof, self.shells.token):
+            raise ValueError("not the shell's")
+        self.stage = turns.COMMITTED
+        return True
+
+    def offer(self) -> bool:
+        """`ready` once the hook is one to run here: its arguments, folder and environment."""
+        import time
+
+        try:
+            args = self.argv[self.argv.index("hook") + 1 :]
+            positional = relay.relayable(args)
+            self.cwd, environ = process.cwd(self.pid), _environ(self.pid)
+            if (
+                positional is not None
+                and environ is not None
+                and relayed.runnable(self.home, self.cwd, environ)
+            ):
+                self.environ = environ
+                notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's
+                piped = None if notify else _piped_stdin(self.pid)
+                if notify or piped is not None:
+                    if piped is not None:
+                        self.source = open(piped, "rb", buffering=0)  # noqa: SIM115
+                    self.conn.sendall(self.shells.served + b" ready -\n")
+                else:
+                    self.data = _listening(DATA_BACKLOG)  # a one-off port for this hook's envelope
+                    port = self.data.getsockname()[1]
+                    self.conn.sendall(self.shells.served + b" ready %d\n" % port)
+                self.stage, self.deadline = turns.OFFERED, time.monotonic() + turns.COMMIT_WAIT
+                return True
+        except (OSError, ValueError):
+            pass  # the shell is gone
+        self.close()
+        return False
+
+    def run(self) -> None:
+        import io
+
+        stream, conn = self.stream, self.conn
+
+        def answer(out: bytes, err: bytes, code: int) -> None:
+            # "open": the envelope came whole from a stdin its harness never closed (no cat: the
+            # shell has nothing to stop).
+            ended = stream is None or _ended(stream)
+            conn.setblocking(True)
+            conn.settimeout(WAIT)
+            status = b"%d %d %d" % (0 if code == 0 else 1, len(out), len(err))
+            conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
+
+        def envelope() -> BinaryIO | None:
+            if stream is None:
+                return self.source or io.BytesIO()  # Codex's notify reads none
+            stream.setblocking(True)  # the envelope's own bounds apply (receiver/stdin.py)
+            # read(2) on the socket, as socket.makefile's reader does it
+            return open(stream.fileno(), "rb", buffering=0, closefd=False)
+
+        try:
+            args = self.argv[self.argv.index("hook") + 1 :]
+            # Its process or folder gone: the shell, committed, waits for an answer, so it gets one.
+            if not relayed.run(
+                self.home, self.pid, self.cwd, args, self.environ, envelope, answer, turns.origin(self.turn)
+            ):
+                answer(*UNRUNNABLE)
+        except (OSError, ValueError):
+            pass  # the shell is gone
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for each in (self.source, self.stream, self.data, self.conn):
+            if each is not None:
+                each.close()
 
 
-def _hello(conn: _socket.socket) -> tuple[bytes, int, list[str]] | None:
-    """(token, pid, arguments) from the shell's hello; None for anything else."""
-    data = b""
-    while True:
-        fields = data.split(b"\0")[:-1]  # the complete ones
-        if len(fields) >= 4:
-            if fields[0] != PROTOCOL or not fields[2].isdigit() or not fields[3].isdigit():
-                return None
-            count = int(fields[3])
-            if len(fields) >= 4 + count:
-                argv = [os.fsdecode(a) for a in fields[4 : 4 + count]]
-                return fields[1], int(fields[2]), argv
-        chunk = conn.recv(1 << 16)
-        if not chunk or len(data) + len(chunk) > HELLO_LIMIT:
-            return None
-        data += chunk
+def _parse_hello(data: bytes) -> tuple[bytes, int, list[str]] | None:
+    """(token, pid, arguments) from a whole hello; None while it is not whole; ValueError for
+    what relay.bash never sends."""
+    fields = data.split(b"\0")[:-1]  # the complete ones
+    if len(fields) < 4:
+        return None
+    if fields[0] != PROTOCOL or not fields[2].isdigit() or not fields[3].isdigit():
+        raise ValueError("not a relay2 hello")
+    count = int(fields[3])
+    if len(fields) < 4 + count:
+        return None
+    return fields[1], int(fields[2]), [os.fsdecode(a) for a in fields[4 : 4 + count]]
 
 
-def _line(conn: _socket.socket, limit: int = 16) -> bytes:
-    """A short line, read a byte at a time: what follows it is not this function's to take."""
-    data = b""
-    while not data.endswith(b"\n") and len(data) < limit:
-        chunk = conn.recv(1)
-        if not chunk:
-            break
-        data += chunk
-    return data.rstrip(b"\n")
+def _line(conn: _socket.socket, limit: int) -> bytes | None:
+    """A short line from a non-blocking CONN, taken whole or not at all (None: not all here yet;
+    ValueError: none within LIMIT bytes, or the end): what follows is not this function's."""
+    import _socket
+
+    ahead = conn.recv(limit + 1, _socket.MSG_PEEK)
+    end = ahead.find(b"\n")
+    if end < 0:
+        if not ahead or len(ahead) > limit:
+            raise ValueError("no line")
+        return None
+    return conn.recv(end + 1)[:-1]
 
 
 def _ended(stream: _socket.socket) -> bool:

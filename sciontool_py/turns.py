@@ -27,13 +27,38 @@ from sciontool_py import process
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Container
+    from typing import Protocol
 
-    # A hook taken from a listening socket: its turn (None: it waits for none), what serves it.
-    Waiting = tuple["Turn | None", Callable[[], None]]
+    class Pending(Protocol):
+        """A client's connection on its way to a served hook (in_order)."""
+
+        stage: int  # READING, QUEUED, OFFERED or COMMITTED
+        turn: Turn | None  # known from QUEUED on; None: it waits for no other hook
+        queued_at: float  # time.monotonic() when it was QUEUED
+        deadline: float  # time.monotonic() past which it is closed unless COMMITTED
+
+        def fileno(self) -> int:
+            """What to poll: readable, its stage can move on (or its client is gone)."""
+
+        def advance(self) -> bool:
+            """Read what came; False once it is closed (a client gone, or a word no relay says)."""
+
+        def offer(self) -> bool:
+            """Say `ready`: its turn came. False once it is closed (it will not be run)."""
+
+        def run(self) -> None:
+            """Run the hook its client committed and answer; closes it."""
+
+        def close(self) -> None:
+            """Let it go unserved: its client runs the hook itself."""
+
+    # A listening socket's fd, and what takes its next connection (None: refused, or none came).
+    Door = tuple[int, Callable[[], "Pending | None"]]
 
 Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
 TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
 POLL = 0.002  # seconds between two looks at the harness's children
+COMMIT_WAIT = 1.0  # seconds for a client's `go` once told `ready`: it says it at once
 DONE_KEPT = 256  # hook children remembered as served: far more than one harness runs at once
 
 
@@ -82,39 +107,92 @@ class Served:
             del self.spawns[next(iter(self.spawns))]
 
 
-def in_order(listening: int, take: Callable[[], Waiting | None], served: Served) -> None:
-    """Serve the hook TAKE takes from LISTENING, and each that comes while one waits for its
-    turn, in their harnesses' order: each once every earlier hook of its harness is served or
-    has ended, or TURN_WAIT after the first was taken."""
+# A hook's way through the helper (Pending.stage): its request read, its turn awaited, `ready`
+# sent (the client may still run it itself), the client's word that it is the helper's.
+READING, QUEUED, OFFERED, COMMITTED = range(4)
+STOPS = frozenset((1, 2, 15))  # SIGHUP, SIGINT, SIGTERM (Linux's numbers: only Linux relays)
+
+
+def in_order(doors: list[Door], served: Served) -> None:
+    """Take the hooks that come through DOORS and serve them, each in its harness's order: once
+    every earlier hook of its harness is served or has ended, or TURN_WAIT after it was queued.
+    Every connection is read here as its bytes come, never waited on, so a client that stalls
+    mid-request holds no other hook (another user's is refused before a byte is read, by its
+    door); only the hooks' runs (Pending.run) are one at a time. Returns once no connection is
+    left.
+
+    The helper's stop signals wait meanwhile: once one is pending, no connection is taken, those
+    not offered yet are closed (their clients run their hooks themselves) and those offered are
+    finished or given up; the signal is taken on return (shell_relay.withdraw_on_stop)."""
+    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
     import select
     import time
 
-    first = take()
-    if first is None:
-        return
-    waiting = [first]
-    deadline = time.monotonic() + TURN_WAIT
-    poller = select.poll()
-    poller.register(listening, select.POLLIN)
-    while waiting:
-        # Started first, first (the same tick: the lower pid); one waiting for none, at once.
-        waiting.sort(key=lambda hook: (hook[0].spawn[1], hook[0].spawn[0]) if hook[0] else (0, 0))
-        late = time.monotonic() >= deadline
-        head = next((h for h in waiting if late or h[0] is None or not h[0].earlier(served)), None)
-        if head is None:  # each waits for one that has not come yet
-            if poller.poll(POLL * 1000):
-                came = take()
-                if came is not None:
-                    waiting.append(came)
-            continue
-        waiting.remove(head)
-        turn, serve = head
-        if late and turn is not None:
-            for spawn in turn.earlier(served):
-                served.add(spawn)  # waited for once: no later hook waits for it again
-        serve()
-        if turn is not None:
-            served.add(turn.spawn)
+    held = _signal.pthread_sigmask(_signal.SIG_BLOCK, STOPS)
+    try:
+        listening = dict(doors)
+        pending: list[Pending] = []
+        poller = select.poll()
+        for fd in listening:
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(0):
+            _arrive(listening[fd], pending)
+        while pending:
+            now = time.monotonic()
+            stopping = not STOPS.isdisjoint(_signal.sigpending())
+            for hook in [h for h in pending if h.deadline <= now or (stopping and h.stage < OFFERED)]:
+                hook.close()  # its client is stuck, gone or too late, or this helper stops
+                pending.remove(hook)
+            # Started first, first (the same tick: the lower pid); one waiting for none, at once.
+            pending.sort(key=_started)
+            committed = next((h for h in pending if h.stage == COMMITTED), None)
+            if committed is not None:
+                pending.remove(committed)
+                committed.run()
+                if committed.turn is not None:
+                    served.add(committed.turn.spawn)
+                continue
+            waits = False  # a queued hook waits for an earlier one
+            # One offered at a time: its client's clock runs from its `go`, and it is run at once.
+            offered = any(h.stage == OFFERED for h in pending)
+            for hook in [h for h in pending if h.stage == QUEUED and not offered]:
+                late = now >= hook.queued_at + TURN_WAIT
+                if late or hook.turn is None or not hook.turn.earlier(served):
+                    if late and hook.turn is not None:
+                        for spawn in hook.turn.earlier(served):
+                            served.add(spawn)  # waited for once: no later hook waits for it again
+                    offered = hook.offer()
+                    if not offered:
+                        pending.remove(hook)
+                else:
+                    waits = True
+            if not pending:
+                break
+            poller = select.poll()
+            by_fd = {hook.fileno(): hook for hook in pending}
+            for fd in by_fd:
+                poller.register(fd, select.POLLIN)
+            if not stopping:
+                for fd in listening:
+                    poller.register(fd, select.POLLIN)
+            wait = min(h.deadline for h in pending) - time.monotonic()
+            for fd, _ in poller.poll(max(0.0, min(wait, POLL) if waits else wait) * 1000 + 1):
+                if fd in listening:
+                    _arrive(listening[fd], pending)
+                elif not by_fd[fd].advance():
+                    pending.remove(by_fd[fd])
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+
+def _arrive(arrive: Callable[[], Pending | None], pending: list[Pending]) -> None:
+    hook = arrive()
+    if hook is not None:
+        pending.append(hook)
+
+
+def _started(hook: Pending) -> tuple[int, int]:
+    return (hook.turn.spawn[1], hook.turn.spawn[0]) if hook.turn is not None else (0, 0)
 
 
 def of(pid: int) -> Turn | None:

@@ -39,6 +39,12 @@ def address(agent: Agent) -> list[str]:
         return []
 
 
+def started_at(pid: int) -> int:
+    """The start time of process PID, as the address file names its helper's."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
+
+
 def through_shell(
     agent: Agent, program: list[str], envelope: object, **env: str
 ) -> subprocess.CompletedProcess[bytes]:
@@ -56,7 +62,7 @@ def through_shell(
 def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook (in its own process) started the HOME's resident, which now
     listens for shells; each later hook goes through relay.bash to a program that cannot run."""
-    with started(agent, tmp_path, lambda: resident_runs(agent) and len(address(agent)) == 4) as ready:
+    with started(agent, tmp_path, lambda: resident_runs(agent) and len(address(agent)) == 5) as ready:
         ready.prefix = [*SHELL, *GONE]
         yield ready
 
@@ -65,7 +71,7 @@ def test_a_session_through_the_shell_writes_exactly_what_hooks_in_their_own_proc
     agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     def through_the_shell(harness: Harness) -> None:
-        assert eventually(lambda: len(address(agent)) == 4)  # the first hook started it
+        assert eventually(lambda: len(address(agent)) == 5)  # the first hook started it
         harness.prefix = [*SHELL, *GONE]
 
     session_both_ways(agent, tmp_path, tmp_path_factory.mktemp("alone"), through_the_shell)
@@ -139,7 +145,8 @@ def test_no_helper_or_a_stale_or_planted_address_runs_the_hook_itself(agent: Age
     target.write_text(f"1 {os.getpid()} a b\n")
     plants = {
         "none": None,
-        "a helper that is gone": f"1 {dead.pid} served token\n",
+        "a helper that is gone": f"1 {dead.pid} 1 served token\n",
+        "a pid that is another process": f"1 {os.getpid()} 1 served token\n",
         "garbage": "\x00\xff" * 1000,
         "a huge line": "9" * (1 << 20),
         "a symlink": target,
@@ -199,7 +206,9 @@ def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> N
     with impostor.sock, impostor.data:
         path = agent.home / shell_relay.ADDRESS
         path.parent.mkdir()
-        path.write_text(f"{impostor.sock.getsockname()[1]} {os.getpid()} served token\n")
+        path.write_text(
+            f"{impostor.sock.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n"
+        )
         done = through_shell(
             agent, HOOK, claude("UserPromptSubmit", prompt="my secret plan"), SCIONTOOL_EXIT_WATCH="off"
         )
@@ -216,9 +225,9 @@ def test_a_hello_without_the_token_or_a_stalled_one_gets_nothing_and_costs_the_n
     port = int(address(agent)[0])
     hellos = [
         b"relay2\0wrong\0%d\0002\0x\0hook\0" % os.getpid(),
-        b"relay2\0" + address(agent)[3].encode() + b"\0",
+        b"relay2\0" + address(agent)[4].encode() + b"\0",
         # an older relay.bash, mid-upgrade: it would read the answer line as relay1's
-        b"relay1\0" + address(agent)[3].encode() + b"\0%d\0002\0x\0hook\0" % os.getpid(),
+        b"relay1\0" + address(agent)[4].encode() + b"\0%d\0002\0x\0hook\0" % os.getpid(),
         b"\0" * (2 << 20),
         b"",  # connects and says nothing
     ]
@@ -352,13 +361,13 @@ def test_a_helper_gone_once_it_took_the_envelope_is_one_line_and_exit_1_never_a_
     with helper, data:
         path = agent.home / shell_relay.ADDRESS
         path.parent.mkdir()
-        path.write_text(f"{helper.getsockname()[1]} {os.getpid()} served token\n")
+        path.write_text(f"{helper.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n")
         done = through_shell(agent, GONE, SESSION[2])
         thread.join(HANG_BOUND)
     assert done.returncode == 1
     assert done.stderr == (
         b"sciontool hook: the resident helper took the hook but gave no exit status "
-        b"(it stopped, or took over 30 s)\n"
+        b"(it stopped, or took over 5 s)\n"
     )
     assert got and got[0].startswith(b"token\n")  # the shell's proof, then its envelope
 

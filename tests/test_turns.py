@@ -125,7 +125,7 @@ def relayed(agent: Agent, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
     try:
         harness.fire(SESSION[0])
         assert harness.wait() == [0]
-        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 4)
+        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 5)
         if request.param == "shell relay":
             harness.prefix = [*SHELL, *GONE]
         yield harness
