@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 SCION_HOME = "/home/scion"  # Scion's fallback when HOME is unset
 MAX_STATE_BYTES = 1 << 20  # Scion caps its session-state reads at 1 MiB
 LOCK_WAIT_SECONDS = 2.0  # Scion's bound on waiting for its session-state lock
+LOCK_BUSY_LIMIT_SECONDS = 20.0  # outside Scion, on a lock whose holders are at work (StateLock)
 _LOCK_POLL_SECONDS = 0.01
 SETTLE_WAIT_SECONDS = 0.5  # a reader's bound: a hook's record write after its answer takes ~1 ms
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -386,14 +387,21 @@ class StateLock(_Held):
     lose an update.  flock on the folder itself needs no extra file.  A
     holder never delays the hook more than `wait` seconds (polled every 10 ms,
     as FileLock is): after that the work is done without the lock, as Scion
-    does it, and given_up says why (for the caller's WARN line).  When the
+    does it, and given_up says why (for the caller's WARN line).  Given
+    PROGRESS (outside Scion: what changes as each holder does its work), the
+    bound is `wait` seconds in which nothing changed, and
+    LOCK_BUSY_LIMIT_SECONDS in all: a burst of hooks (100 at once, each in
+    its turn) is waited for, a stuck holder is not.  When the
     folder cannot be opened the lock is skipped: locking must never be the
     reason a hook fails.
     """
 
-    def __init__(self, folder: str, wait: float = LOCK_WAIT_SECONDS) -> None:
+    def __init__(
+        self, folder: str, wait: float = LOCK_WAIT_SECONDS, progress: Callable[[], object] | None = None
+    ) -> None:
         self.folder = folder
         self.wait = wait
+        self.progress = progress
         self.fd = -1
         self.given_up = ""
 
@@ -407,7 +415,7 @@ class StateLock(_Held):
         except OSError:
             return self
         try:
-            if not _poll_for_lock(self.fd, self.wait):
+            if not _poll_for_lock(self.fd, self.wait, progress=self.progress):
                 self.given_up = (
                     f"State lock on {self.folder} still held by another process after "
                     f"{self.wait:g}s; updating state without it"
@@ -455,9 +463,9 @@ class FileLock(_Held):
 def settled(folder: str, wait: float = SETTLE_WAIT_SECONDS) -> None:
     """Wait, at most `wait` seconds, until no hook holds folder's StateLock.
 
-    A relayed hook answers before it writes its agent record (deferred.py) and
-    lets the lock go only after, so a reader that waits here sees every answered
-    hook.  The lock is taken shared and dropped at once: no hook waits on a reader.
+    A hook in its own process writes the agent's record under it, so a reader that
+    waits here never reads one halfway through a hook.  The lock is taken shared
+    and dropped at once: no hook waits on a reader.
     """
     try:
         fd = os.open(folder, _FOLDER)
@@ -471,13 +479,25 @@ def settled(folder: str, wait: float = SETTLE_WAIT_SECONDS) -> None:
         os.close(fd)
 
 
-def _poll_for_lock(fd: int, seconds: float, mode: int = fcntl.LOCK_EX) -> bool:
-    deadline = time.monotonic() + seconds
+def _poll_for_lock(
+    fd: int, seconds: float, mode: int = fcntl.LOCK_EX, progress: Callable[[], object] | None = None
+) -> bool:
+    """Whether the lock was had within SECONDS; with PROGRESS, SECONDS in which what it returns
+    did not change (the holders are at work, not stuck), and LOCK_BUSY_LIMIT_SECONDS in all."""
+    now = time.monotonic()
+    deadline = now + seconds
+    limit = now + LOCK_BUSY_LIMIT_SECONDS if progress is not None else deadline
+    mark = progress() if progress is not None else None
     while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if progress is not None:
+                seen = progress()
+                if seen != mark:
+                    mark, deadline = seen, now + seconds
+            if now >= min(deadline, limit):
                 return False
             time.sleep(_LOCK_POLL_SECONDS)

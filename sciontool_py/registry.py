@@ -27,6 +27,10 @@ from sciontool_py.errors import JSONError
 from sciontool_py.fs import ensure_folder, open_folder, read_bytes, remove, write_atomic
 from sciontool_py.fs import in_scion as in_scion  # where the callers have always found it
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 FOLDER = ".scion/agents"
 MAX_AGENTS = 32
 AGE_OUT = 3600.0  # seconds an ended agent stays listed after its last change
@@ -34,6 +38,21 @@ MAX_BYTES = (1 << 20) + (128 << 10)  # agent-info.json's own 1 MiB cap, and the 
 MAX_TEXT = 4096  # characters of a name, project folder or message kept
 RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
 RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
+
+
+def progress(home: str) -> Callable[[], int]:
+    """What changes as each hook outside Scion does its work: the records folder's modification
+    time (every hook replaces its agent's record there). A state-lock waiter that sees it change
+    knows the holders are at work, not stuck (fs.StateLock)."""
+    folder = os.path.join(home, FOLDER)
+
+    def mark() -> int:
+        try:
+            return os.stat(folder).st_mtime_ns
+        except OSError:
+            return 0
+
+    return mark
 
 
 def process_key(pid: int, start: int) -> str:

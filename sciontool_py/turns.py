@@ -56,9 +56,12 @@ if TYPE_CHECKING:
     Door = tuple[int, Callable[[], "Pending | None"]]
 
 Spawn = tuple[int, int]  # (pid, start time) of the harness's child that runs a hook
-TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones: each takes a few ms to 0.1 s
+TURN_WAIT = 3.0  # seconds a hook waits for the earlier ones while none ends: each takes a few ms to 0.1 s
+TURN_LIMIT = 25.0  # seconds it waits in all, under the 30 s a harness may give a hook
 POLL = 0.002  # seconds between two looks at the harness's children
 COMMIT_WAIT = 1.0  # seconds for a client's `go` once told `ready`: it says it at once
+LOOK_AGAIN = 0.1  # seconds between two looks at whether the hooks before it are at work
+RESCAN = 0.25  # seconds between two readings of the harness's children while none ends
 DONE_KEPT = 256  # hook children remembered as served: far more than one harness runs at once
 
 
@@ -152,21 +155,29 @@ def in_order(doors: list[Door], served: Served) -> None:
                 if committed.turn is not None:
                     served.add(committed.turn.spawn)
                 continue
-            waits = False  # a queued hook waits for an earlier one
+            # What a queued hook waits for: a pidfd on the newest earlier hook of its harness (-1:
+            # the kernel has none, look again after POLL; -2: it ended, look again at once).
+            blockers: list[int] = []
+            waiting: set[int] = set()  # harnesses one of whose hooks waits: their later ones do too
             # One offered at a time: its client's clock runs from its `go`, and it is run at once.
             offered = any(h.stage == OFFERED for h in pending)
             for hook in [h for h in pending if h.stage == QUEUED and not offered]:
+                if hook.turn is not None and hook.turn.harness in waiting:
+                    continue
                 late = now >= hook.queued_at + TURN_WAIT
-                if late or hook.turn is None or not hook.turn.earlier(served):
-                    if late and hook.turn is not None:
-                        for spawn in hook.turn.earlier(served):
-                            served.add(spawn)  # waited for once: no later hook waits for it again
+                earlier = [] if hook.turn is None else hook.turn.earlier(served)
+                if late or not earlier:
+                    for spawn in earlier:
+                        served.add(spawn)  # waited for once: no later hook waits for it again
                     offered = hook.offer()
                     if not offered:
                         pending.remove(hook)
-                else:
-                    waits = True
+                elif hook.turn is not None:
+                    waiting.add(hook.turn.harness)
+                    blocker = process.open_pidfd(max(earlier, key=lambda spawn: (spawn[1], spawn[0])))
+                    blockers.append(-2 if blocker is None else blocker)
             if not pending:
+                _close_all(blockers)
                 break
             poller = select.poll()
             by_fd = {hook.fileno(): hook for hook in pending}
@@ -175,14 +186,28 @@ def in_order(doors: list[Door], served: Served) -> None:
             if not stopping:
                 for fd in listening:
                     poller.register(fd, select.POLLIN)
+            for blocker in blockers:
+                if blocker >= 0:
+                    poller.register(blocker, select.POLLIN)
             wait = min(h.deadline for h in pending) - time.monotonic()
-            for fd, _ in poller.poll(max(0.0, min(wait, POLL) if waits else wait) * 1000 + 1):
-                if fd in listening:
-                    _arrive(listening[fd], pending)
-                elif not by_fd[fd].advance():
-                    pending.remove(by_fd[fd])
+            if blockers:  # a queued hook's earlier one may also turn out to run no hook
+                wait = min(wait, 0.0 if -2 in blockers else POLL if -1 in blockers else LOOK_AGAIN)
+            try:
+                for fd, _ in poller.poll(max(0.0, wait) * 1000 + 1):
+                    if fd in listening:
+                        _arrive(listening[fd], pending)
+                    elif fd in by_fd and not by_fd[fd].advance():
+                        pending.remove(by_fd[fd])
+            finally:
+                _close_all(blockers)
     finally:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _arrive(arrive: Callable[[], Pending | None], pending: list[Pending]) -> None:
@@ -216,19 +241,53 @@ def origin(turn: Turn | None) -> int:
 
 
 def wait() -> int:
-    """Return once the earlier hooks of this process's harness have ended, or TURN_WAIT has
-    passed: where its harness is looked for then (origin)."""
+    """Return once the earlier hooks of this process's harness have ended; or once TURN_WAIT has
+    passed in which none ended and no hook's work landed (the records folder, registry.progress:
+    a burst of a hundred goes on in its order, one stuck hook holds the rest TURN_WAIT); or
+    TURN_LIMIT in all: where its harness is looked for then (origin)."""
     turn = of(os.getpid())
-    if turn is None or not turn.earlier():
+    left = [] if turn is None else turn.earlier()
+    if turn is None or not left:
         return origin(turn)
     import time
 
-    deadline = time.monotonic() + TURN_WAIT
-    while time.monotonic() < deadline:
-        time.sleep(POLL)
-        if not turn.earlier():
-            break
+    from sciontool_py import registry
+
+    progress = registry.progress(os.environ.get("HOME") or "/home/scion")
+    mark = progress()
+    now = time.monotonic()
+    stall, limit, rescan = now + TURN_WAIT, now + TURN_LIMIT, now + RESCAN
+    while left and now < min(stall, limit):
+        # The newest earlier hook: it ends after the ones before it, each in its own turn.
+        newest = max(left, key=lambda spawn: (spawn[1], spawn[0]))
+        ended = _ends(newest, min(stall, limit, now + LOOK_AGAIN) - now)
+        now = time.monotonic()
+        seen = progress()
+        if ended or seen != mark:
+            mark, stall = seen, now + TURN_WAIT
+        if ended or now >= rescan:  # a child mid-exec may turn out to run no hook
+            left, rescan = turn.earlier(), now + RESCAN
     return origin(turn)
+
+
+def _ends(spawn: Spawn, seconds: float) -> bool:
+    """Whether SPAWN exits within SECONDS, waited for on a pidfd (no CPU spent looking)."""
+    import select
+
+    fd = process.open_pidfd(spawn)
+    if fd is None:
+        return True
+    if fd < 0:  # no pidfds here: look again after a while
+        import time
+
+        time.sleep(min(max(seconds, 0.0), POLL))
+        return not process.alive(spawn)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(max(seconds, 0.0) * 1000))
+    finally:
+        os.close(fd)
 
 
 def _arguments(cmdline: bytes) -> bytes | None:

@@ -209,12 +209,12 @@ def test_only_an_earlier_child_running_the_same_hook_is_waited_for(agent: Agent)
 
 
 def waiting(shell: int) -> bool:
-    """Whether SHELL's hook sleeps between two looks at its turn: the only sleep of a hook
-    before its work."""
+    """Whether SHELL's hook waits for its turn (in poll, on the earlier hook's pidfd): the only
+    wait of a hook before its work."""
     try:
         (child,) = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
         python = Path(f"/proc/{child}/comm").read_text().startswith("python")
-        return python and Path(f"/proc/{child}/wchan").read_text() == "hrtimer_nanosleep"
+        return python and Path(f"/proc/{child}/wchan").read_text().startswith("poll_schedule_timeout")
     except (OSError, ValueError):
         return False
 
