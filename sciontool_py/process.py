@@ -117,6 +117,11 @@ def is_shell(name: bytes) -> bool:
     return name in _SHELLS
 
 
+def is_wrapper(name: bytes) -> bool:
+    """Whether a program of this name runs a command it is handed and waits for it."""
+    return name in _WRAPPERS
+
+
 def _is_harness(pid: int, comm: bytes) -> bool:
     return comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid)
 

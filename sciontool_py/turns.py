@@ -164,11 +164,15 @@ def _arguments(cmdline: bytes) -> bytes | None:
     argv = cmdline.split(b"\0")
     if argv and not argv[-1]:
         argv.pop()  # the NUL that ends the last argument
-    return _hook_options(argv, shell=True)
+    return _hook_options(argv, 0)
 
 
-def _hook_options(argv: list[bytes], shell: bool) -> bytes | None:
-    """The options after `hook` when ARGV is a command that runs it; SHELL: `sh -c LINE` counts."""
+MAX_NESTED = 4  # shell lines inside shell lines (`sh -c "timeout 9 bash -c '...'"`) looked into
+
+
+def _hook_options(argv: list[bytes], depth: int) -> bytes | None:
+    """The options after `hook` when ARGV is a command that runs it; DEPTH: the shell lines it is
+    in."""
     if not argv:
         return None
     program = argv[0].rpartition(b"/")[2]
@@ -180,9 +184,19 @@ def _hook_options(argv: list[bytes], shell: bool) -> bytes | None:
         options = [n for n, word in enumerate(argv[1:], 1) if not word.startswith(b"-")]
         first = options[0] if options else len(argv)
         if any(b"c" in word[1:] and not word.startswith(b"--") for word in argv[1:first]):
-            return _line_hook(argv[first]) if shell and first < len(argv) else None
+            return _line_hook(argv[first], depth + 1) if first < len(argv) else None
         script = argv[first].rpartition(b"/")[2] if first < len(argv) else b""
-        return _hook_options(argv[first + 1 :], shell=False) if script == b"relay.bash" else None
+        return _hook_options(argv[first + 1 :], depth) if script == b"relay.bash" else None
+    elif process.is_wrapper(program):
+        # `timeout 30 nice flock LOCK sh -c LINE`: the first program it is handed decides (a
+        # shell line handed with -c: flock's, su's).
+        for at, word in enumerate(argv[1:], 1):
+            if word == b"-c" and at + 1 < len(argv):
+                return _line_hook(argv[at + 1], depth + 1)
+            name = word.rpartition(b"/")[2]
+            if name.startswith((b"sciontool", b"python")) or process.is_shell(name):
+                return _hook_options(argv[at:], depth)
+        return None
     else:
         return None
     if not rest or rest[0] != b"hook":
@@ -212,18 +226,18 @@ def _python_run(argv: list[bytes]) -> list[bytes]:
 MAX_LINE = 8192  # bytes of a shell line read: a harness's hook command is one or two hundred
 
 
-def _line_hook(line: bytes) -> bytes | None:
+def _line_hook(line: bytes, depth: int) -> bytes | None:
     """The options of the hook a shell line runs as one of its commands, as harnesses write it:
     `sciontool hook ...`, `... ; exec sciontool hook ...`, `A=1 sciontool hook ...`, `. relay.bash
     sciontool hook ... || exec bash relay.bash ...` (the relay read into the harness's bash)."""
-    if len(line) > MAX_LINE:
+    if len(line) > MAX_LINE or depth > MAX_NESTED:
         return None
     for words in _commands(line):
         while words and (words[0] == b"exec" or (b"=" in words[0] and not words[0].startswith(b"="))):
             words = words[1:]  # `exec`, and the variables the command is given
         if words and words[0] in (b".", b"source") and words[1:2] and words[1].endswith(b"relay.bash"):
             words = words[2:]
-        found = _hook_options(words, shell=False)
+        found = _hook_options(words, depth)
         if found is not None:
             return found
     return None
