@@ -181,8 +181,8 @@ def _hook_options(argv: list[bytes], depth: int) -> bytes | None:
     elif program.startswith(b"python"):
         rest = _python_run(argv[1:])
     elif process.is_shell(program):
-        options = [n for n, word in enumerate(argv[1:], 1) if not word.startswith(b"-")]
-        first = options[0] if options else len(argv)
+        operands = [n for n, word in enumerate(argv[1:], 1) if not word.startswith(b"-")]
+        first = operands[0] if operands else len(argv)
         if any(b"c" in word[1:] and not word.startswith(b"--") for word in argv[1:first]):
             return _line_hook(argv[first], depth + 1) if first < len(argv) else None
         script = argv[first].rpartition(b"/")[2] if first < len(argv) else b""
@@ -203,12 +203,12 @@ def _hook_options(argv: list[bytes], depth: int) -> bytes | None:
         return None
     # Its options: a payload handed as an argument (Codex's notify, fired just before the
     # SessionEnd hook) is none.
-    options = []
+    flags = []
     for word in rest[1:]:
         if not word.startswith(b"-"):
             break
-        options.append(word)
-    return b" ".join(options)
+        flags.append(word)
+    return b" ".join(flags)
 
 
 def _python_run(argv: list[bytes]) -> list[bytes]:
