@@ -16,7 +16,6 @@ config file, `[agents] notify = "..."` in $XDG_CONFIG_HOME/sciontool-py/config.t
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import subprocess
@@ -25,7 +24,7 @@ import time
 from collections import deque
 from typing import Any
 
-from sciontool_py.agents_view import Row, rows, table
+from sciontool_py.agents_view import Row, dumps, fit, rows, table
 from sciontool_py.errors import SciontoolError
 
 REFRESH_SECONDS = 0.5
@@ -94,7 +93,7 @@ class Notifier:
             if kind:
                 if len(self.queue) == self.queue.maxlen:
                     self.dropped += 1
-                self.queue.append(json.dumps({"alert": kind, **row.to_json()}).encode())
+                self.queue.append(dumps({"alert": kind, **row.to_json()}).encode())
         self.started = True
         self.pump()
 
@@ -177,10 +176,10 @@ def watch(home: str, notify: str) -> int:
                 f", dropped {notifier.dropped}" if notifier.dropped else ""
             )
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(head[:width] + "\n\n", style="bold")
+        text.append(fit(head, width) + "\n\n", style="bold")  # HOME's path is as safe as the rest
         text.append("\n".join(lines[:1]) + "\n", style="dim")
         text.append("\n".join(lines[1:]))
-        text.append("\n\n" + foot[:width], style="dim")
+        text.append("\n\n" + fit(foot, width), style="dim")
         return text
 
     try:

@@ -210,13 +210,11 @@ def agents(
         raise typer.Exit(watch_agents(home, notify if notify is not None else config_notify()))
     if notify is not None:
         raise SciontoolError("--notify needs --watch (alerts come from the live view)")
-    from sciontool_py.agents_view import rows, table
+    from sciontool_py.agents_view import dumps, rows, table
 
     found = rows(home)
     if as_json:
-        import json
-
-        typer.echo(json.dumps([row.to_json() for row in found], indent=2))
+        typer.echo(dumps([row.to_json() for row in found], indent=2))
         return
     import shutil
     import time

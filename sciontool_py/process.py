@@ -112,6 +112,16 @@ def runs_a_hook_stage(comm: bytes) -> bool:
     return comm in _SHELLS or comm in _WRAPPERS or comm.startswith((b"python", b"sciontool"))
 
 
+def is_shell(name: bytes) -> bool:
+    """Whether a program of this name (its comm, or its path's last part) is a shell."""
+    return name in _SHELLS
+
+
+def is_wrapper(name: bytes) -> bool:
+    """Whether a program of this name runs a command it is handed and waits for it."""
+    return name in _WRAPPERS
+
+
 def _is_harness(pid: int, comm: bytes) -> bool:
     return comm not in _SHELLS and comm not in _WRAPPERS and not _runs_a_hook(pid)
 

@@ -15,7 +15,11 @@ Records are read and written under the HOME's state lock, through the
 hardened file layer (no symlink followed, single-link regular files, atomic
 replace, mode 0600). Bounded: at most MAX_AGENTS records; an agent whose
 harness is gone is listed for AGE_OUT seconds after its last change, then
-removed; a record over MAX_BYTES, damaged or planted reads as missing.
+removed; a record over MAX_BYTES or MAX_VALUES, damaged or planted reads as
+missing, and at most MAX_LISTED names of the folder are looked at: what an
+agent plants there costs a reader a bounded few milliseconds. A long-lived
+reader (the exit watcher) keeps a Cache, and re-reads only a record that
+changed.
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ if TYPE_CHECKING:
 FOLDER = ".scion/agents"
 MAX_AGENTS = 32
 AGE_OUT = 3600.0  # seconds an ended agent stays listed after its last change
-MAX_BYTES = (1 << 20) + (128 << 10)  # agent-info.json's own 1 MiB cap, and the rest
+# A real record holds a few KiB: six texts of at most MAX_TEXT characters, its sessions' state
+# (a few hundred values under sessions.py's caps), where its transcript was read to (256 ids).
+MAX_BYTES = 96 << 10
+MAX_VALUES = 4096  # commas, colons and openers outside strings: what a parse's cost follows
 MAX_TEXT = 4096  # characters of a name, project folder or message kept
 RUN_VARIABLE = "SCIONTOOL_RUN"  # `sciontool run`'s own process, "PID-START", for the hooks inside it
 RUN_NAME_VARIABLE = "SCIONTOOL_RUN_NAME"
@@ -164,13 +171,43 @@ def _text(value: object) -> str:
 
 
 def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -_HUGE < value < _HUGE:
+        raise ValueError  # NaN and the infinities fail the comparison too
     return float(value)
 
 
+_HUGE = float(1 << 63)
+_NUMBER = b"0123456789.-+"
+_PLAIN = _NUMBER + b" \t\n\r,:[]{}"  # what holds no exponent, outside strings and literals
+_RUNS = bytes(c if c in _NUMBER else 32 for c in range(256))  # each number a word of its own
+MAX_DIGITS = 32  # a number's length: a time or a count has at most 20
+
+
+def _decode(data: bytes) -> object:
+    """A record's JSON, its cost bounded by MAX_VALUES whatever its shape (planted deep or dense).
+
+    What write() leaves (times and counts: no exponent, no escaped character) is read by the C
+    scanner with the builtin numbers, no Python call per value; anything else as Go reads it."""
+    # Outside its strings (escaped backslashes and quotes taken out first): punctuation, numbers.
+    outside = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    if sum(map(outside.count, (b",", b":", b"[", b"{"))) > MAX_VALUES:
+        raise ValueError
+    text = gojson.decode_utf8(data)
+    bare = outside.replace(b"true", b"").replace(b"false", b"").replace(b"null", b"")
+    long = max(map(len, bare.translate(_RUNS).split()), default=0) > MAX_DIGITS
+    if b"\\u" in data or bare.translate(None, _PLAIN) or long:
+        return gojson.loads(text)  # past about 1,000 levels an error, never Go's slow deep decoder
+    try:
+        value, end = gojson.scan_plain(text, 0)
+    except (StopIteration, ValueError, SystemError, RecursionError):
+        raise ValueError from None
+    if end != len(text):
+        raise ValueError
+    return value
+
+
 def _parse(key: str, data: bytes) -> Record:
-    value = gojson.loads(gojson.decode_utf8(data), go_depth=True)
+    value = _decode(data)
     if not isinstance(value, dict):
         raise ValueError
     record = Record(key)
@@ -206,6 +243,36 @@ def _valid_key(key: str) -> bool:
     return 0 < len(key) <= 64 and key.replace("-", "").isalnum() and key.isascii()
 
 
+Identity = tuple[int, int, int, int]  # a file's device, inode, size and mtime in ns
+
+
+class Cache:
+    """The records a long-lived reader (the exit watcher) parsed, each with its file's identity
+    then: a record whose file keeps it is not read again. Its records are shared: read only."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[Identity, Record | None]] = {}
+
+    def read(self, home: str, key: str) -> Record | None:
+        try:
+            st = os.stat(os.path.join(home, FOLDER, f"{key}.json"), follow_symlinks=False)
+        except OSError:
+            self.seen.pop(key, None)
+            return None
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        kept = self.seen.get(key)
+        if kept is not None and kept[0] == identity:
+            return kept[1]
+        # Replaced between the stat and the read: kept under the older identity, read next time.
+        record = read(home, key)
+        self.seen[key] = (identity, record)
+        return record
+
+    def keep(self, keys: list[str]) -> None:
+        """Forget the records no longer listed."""
+        self.seen = {key: self.seen[key] for key in keys if key in self.seen}
+
+
 def read(home: str, key: str) -> Record | None:
     """The record of KEY; None when it is missing or anything but what write() leaves."""
     try:
@@ -223,7 +290,9 @@ def write(home: str, record: Record) -> None:
     write_atomic(home, f"{FOLDER}/{record.key}.json", gojson.dumps(record.to_value()), mode=0o600, sync=False)
 
 
-MAX_LISTED = 4 * MAX_AGENTS  # names looked at in the folder: planted files cannot make it slow
+# Names looked at in the folder, whatever else is there: the readers of every record (a hook
+# adding an agent, `sciontool agents`, the exit watcher) stay a few milliseconds.
+MAX_LISTED = MAX_AGENTS + 16
 
 
 def keys(home: str) -> list[str]:
@@ -232,24 +301,31 @@ def keys(home: str) -> list[str]:
         fd = open_folder(home, FOLDER)
     except OSError:
         return []
+    found = []
     try:
-        names = os.listdir(fd)
+        with os.scandir(fd) as names:  # read a batch at a time: a huge folder is not listed whole
+            for n, entry in enumerate(names):
+                if n == MAX_LISTED:
+                    break
+                key = entry.name[:-5] if entry.name.endswith(".json") else ""
+                if _valid_key(key):
+                    found.append(key)
+    except OSError:
+        pass  # the folder went meanwhile: what was listed
     finally:
         os.close(fd)
-    found = []
-    for name in names[:MAX_LISTED]:
-        key = name[:-5] if name.endswith(".json") else ""
-        if _valid_key(key):
-            found.append(key)
     return found
 
 
-def records(home: str, unreadable: list[str] | None = None) -> list[Record]:
+def records(home: str, unreadable: list[str] | None = None, cache: Cache | None = None) -> list[Record]:
     """Every readable record, the most recently updated first; the keys of the others are added
-    to UNREADABLE."""
+    to UNREADABLE. With CACHE, a record whose file is unchanged is not read again."""
     found = []
-    for key in keys(home):
-        record = read(home, key)
+    listed = keys(home)
+    if cache is not None:
+        cache.keep(listed)
+    for key in listed:
+        record = read(home, key) if cache is None else cache.read(home, key)
         if record is not None:
             found.append(record)
         elif unreadable is not None:

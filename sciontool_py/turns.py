@@ -291,26 +291,133 @@ def _ends(spawn: Spawn, seconds: float) -> bool:
 
 
 def _arguments(cmdline: bytes) -> bytes | None:
-    """The options that follow `sciontool hook` (`sciontool_py hook`, `.../sciontool' hook`) where
-    the process runs it as its own command: `sh -c 'COMMAND'`, `bash relay.bash sciontool hook
-    ...`, `python -m sciontool_py hook ...`. None for anything else, a script handed the hook as its arguments
-    among them (opencode's exit watcher, `sh -c SCRIPT sh PROGRAM hook ...`, lives as long as
-    opencode)."""
-    words: list[bytes] = []
-    lead = 0  # how many of the words the first three arguments hold
-    for n, argument in enumerate(cmdline.split(b"\0")):
-        words += [word.strip(b"'\"") for word in argument.split()]
-        if n < 3:
-            lead = len(words)
-    for i in range(min(lead, len(words) - 1)):
-        if words[i + 1] == b"hook" and b"sciontool" in words[i].rpartition(b"/")[2]:
-            rest = words[i + 2 :]
-            # Its options: a shell line's hook ends at its operator (`... hook ARGS || exec ...`,
-            # a line that reads the relay into the harness's bash), and a payload handed as an
-            # argument (Codex's notify, fired just before the SessionEnd hook) is no option.
-            ends = [n for n, word in enumerate(rest) if word in _OPERATORS or not word.startswith(b"-")]
-            return b" ".join(rest[: ends[0]] if ends else rest)
+    """The options of the hook the process runs as its own command (None when it runs none): its
+    program is sciontool (`sciontool hook ...`, `python -m sciontool_py hook ...`), the shell relay
+    handed it (`bash relay.bash PROGRAM hook ...`), or a shell runs it as one of its line's
+    commands (`sh -c 'sleep 1; exec sciontool hook ...'`). A process that only names it, a tool
+    (`grep "sciontool hook"`, `sh -c 'echo sciontool hook'`, an editor of a file of that name) or
+    a script handed the hook as its arguments (opencode's exit watcher, `sh -c SCRIPT sh PROGRAM
+    hook ...`, lives as long as opencode), is no hook to wait for."""
+    argv = cmdline.split(b"\0")
+    if argv and not argv[-1]:
+        argv.pop()  # the NUL that ends the last argument
+    return _hook_options(argv, 0)
+
+
+MAX_NESTED = 4  # shell lines inside shell lines (`sh -c "timeout 9 bash -c '...'"`) looked into
+
+
+def _hook_options(argv: list[bytes], depth: int) -> bytes | None:
+    """The options after `hook` when ARGV is a command that runs it; DEPTH: the shell lines it is
+    in."""
+    if not argv:
+        return None
+    program = argv[0].rpartition(b"/")[2]
+    if program.startswith(b"sciontool"):
+        rest = argv[1:]
+    elif program.startswith(b"python"):
+        rest = _python_run(argv[1:])
+    elif process.is_shell(program):
+        operands = [n for n, word in enumerate(argv[1:], 1) if not word.startswith(b"-")]
+        first = operands[0] if operands else len(argv)
+        if any(b"c" in word[1:] and not word.startswith(b"--") for word in argv[1:first]):
+            return _line_hook(argv[first], depth + 1) if first < len(argv) else None
+        script = argv[first].rpartition(b"/")[2] if first < len(argv) else b""
+        return _hook_options(argv[first + 1 :], depth) if script == b"relay.bash" else None
+    elif process.is_wrapper(program):
+        # `timeout 30 nice flock LOCK sh -c LINE`: the first program it is handed decides (a
+        # shell line handed with -c: flock's, su's).
+        for at, word in enumerate(argv[1:], 1):
+            if word == b"-c" and at + 1 < len(argv):
+                return _line_hook(argv[at + 1], depth + 1)
+            name = word.rpartition(b"/")[2]
+            if name.startswith((b"sciontool", b"python")) or process.is_shell(name):
+                return _hook_options(argv[at:], depth)
+        return None
+    else:
+        return None
+    if not rest or rest[0] != b"hook":
+        return None
+    # Its options: a payload handed as an argument (Codex's notify, fired just before the
+    # SessionEnd hook) is none.
+    flags = []
+    for word in rest[1:]:
+        if not word.startswith(b"-"):
+            break
+        flags.append(word)
+    return b" ".join(flags)
+
+
+def _python_run(argv: list[bytes]) -> list[bytes]:
+    """What follows the script or module a Python runs, when it is sciontool's; [] otherwise."""
+    at = 0
+    while at < len(argv) and argv[at].startswith(b"-") and argv[at] != b"-m":
+        at += 2 if argv[at] in (b"-X", b"-W") else 1  # the two options that take a value apart
+    if at + 1 < len(argv) and argv[at] == b"-m" and argv[at + 1] in (b"sciontool_py", b"sciontool"):
+        return argv[at + 2 :]
+    if at < len(argv) and argv[at].rpartition(b"/")[2].startswith(b"sciontool"):
+        return argv[at + 1 :]
+    return []
+
+
+MAX_LINE = 8192  # bytes of a shell line read: a harness's hook command is one or two hundred
+
+
+def _line_hook(line: bytes, depth: int) -> bytes | None:
+    """The options of the hook a shell line runs as one of its commands, as harnesses write it:
+    `sciontool hook ...`, `... ; exec sciontool hook ...`, `A=1 sciontool hook ...`, `. relay.bash
+    sciontool hook ... || exec bash relay.bash ...` (the relay read into the harness's bash)."""
+    if len(line) > MAX_LINE or depth > MAX_NESTED:
+        return None
+    for words in _commands(line):
+        while words and (words[0] == b"exec" or (b"=" in words[0] and not words[0].startswith(b"="))):
+            words = words[1:]  # `exec`, and the variables the command is given
+        if words and words[0] in (b".", b"source") and words[1:2] and words[1].endswith(b"relay.bash"):
+            words = words[2:]
+        found = _hook_options(words, depth)
+        if found is not None:
+            return found
     return None
 
 
-_OPERATORS = frozenset((b"||", b"&&", b";", b"|"))
+def _commands(line: bytes) -> list[list[bytes]]:
+    """The simple commands of a shell line, each as its words (quotes taken off): split at
+    ; & | && || and newlines outside quotes. Enough for the lines harnesses write; anything the
+    shell would expand is kept as written."""
+    commands: list[list[bytes]] = [[]]
+    word = bytearray()
+    quote = 0
+    started = False  # a word is under way (even an empty one: '')
+    escaped = False
+    for byte in line:
+        if escaped:
+            word.append(byte)
+            escaped = False
+        elif quote:
+            if byte == quote:
+                quote = 0
+            elif byte == 0x5C and quote == 0x22:  # a backslash inside double quotes
+                escaped = True
+            else:
+                word.append(byte)
+        elif byte in (0x27, 0x22):  # ' and "
+            quote, started = byte, True
+        elif byte == 0x5C:
+            escaped = started = True
+        elif byte in _BREAKS or byte in _SPACE:
+            if started:
+                commands[-1].append(bytes(word))
+                word.clear()
+                started = False
+            if byte in _BREAKS and commands[-1]:
+                commands.append([])
+        else:
+            word.append(byte)
+            started = True
+    if started:
+        commands[-1].append(bytes(word))
+    return [words for words in commands if words]
+
+
+_BREAKS = frozenset(b";&|\n()")
+_SPACE = frozenset(b" \t")

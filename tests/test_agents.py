@@ -249,12 +249,30 @@ def test_the_list_says_in_plain_words_what_each_agent_does_at_80_columns(
     assert any("User prompt: xxx" in line and line.endswith("…") for line in lines)
 
 
-def test_an_agent_whose_harness_is_gone_unsaid_reads_gone(agent: Agent, tmp_path: Path) -> None:
+def test_a_harness_killed_mid_tool_with_no_watcher_reads_crashed_and_nothing_is_written(
+    agent: Agent, tmp_path: Path
+) -> None:
+    # With the helper killed (here: never started), it read "executing" for good.
     harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")  # nobody says its end
     harness.send(claude("PreToolUse", tool_name="Bash", tool_use_id="t1"))
     harness.kill()
+    folder = agent.home / ".scion" / "agents"
+    before = {path: path.read_bytes() for path in [*folder.iterdir(), agent.home / "agent-info.json"]}
     [row] = agents_json(agent)
-    assert row["state"] == "Gone" and row["live"] is False and row["activity"] == "executing"
+    assert row["state"] == "Crashed" and row["live"] is False and row["guessed"] is True
+    assert row["phase"] == "error" and row["activity"] == ""
+    assert row["message"] == "Agent exited during a tool call (Bash) without a session end"
+    done = agent.run("agents", COLUMNS="100")
+    assert "Crashed" in done.stdout.decode() and "executing" not in done.stdout.decode()
+    assert {path: path.read_bytes() for path in before} == before  # the view writes nothing
+
+
+def test_a_harness_gone_between_turns_with_no_watcher_reads_stopped(agent: Agent, tmp_path: Path) -> None:
+    harness = StandIn(agent, tmp_path, "claude", SCIONTOOL_EXIT_WATCH="off")
+    harness.send(claude("UserPromptSubmit", prompt="hi"), claude("Stop"))
+    harness.kill()
+    [row] = agents_json(agent)
+    assert row["state"] == "Stopped" and row["phase"] == "stopped" and row["guessed"] is True
 
 
 def test_notify_runs_once_per_change_that_needs_a_person(tmp_path: Path) -> None:

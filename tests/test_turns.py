@@ -236,3 +236,43 @@ def test_a_hook_whose_shell_is_killed_while_it_waits_is_still_its_harness_agents
     assert eventually(lambda: said(agent)[-1:] == [DONE])
     assert list(records(agent.home)) == [key]
     assert info(agent.home)["activity"] == "working"
+
+
+TOOLS = [  # tools a harness runs that only name the hook: none is an earlier hook
+    ["sh", "-c", 'echo sciontool hook --dialect=claude && sleep "$DELAY"; true'],  # sh stays
+    ["sh", "-c", 'sleep "$DELAY" || grep "sciontool hook --dialect=claude" /dev/null'],
+    [sys.executable, "-c", "import os, time; time.sleep(int(os.environ['DELAY']))", "sciontool", "hook"],
+]
+
+
+def test_a_tool_that_names_the_hook_is_never_waited_for(agent: Agent) -> None:
+    """/proc as it stands, this test's process the harness: tools started before the hook that
+    merely mention `sciontool hook` are no earlier hooks."""
+    env = {**agent.env, "DELAY": "60"}
+    started = [subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL) for argv in TOOLS]
+    try:
+        later = subprocess.Popen(script([*HOOK, "--dialect=claude"]), env=env, stdin=subprocess.DEVNULL)
+        started.append(later)
+        assert eventually(lambda: Path(f"/proc/{later.pid}/cmdline").read_bytes()[:3] == b"sh\0")
+        turn = turns.of(later.pid)
+        assert turn is not None and turn.arguments == b"--dialect=claude"
+        assert turn.earlier() == []
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+
+
+def test_hooks_beside_a_running_tool_that_names_the_hook_do_not_wait_their_bound(
+    agent: Agent, alone: Unwaited
+) -> None:
+    # Each hook in its own process waited turns.TURN_WAIT for such a tool, every time.
+    for argv in TOOLS:
+        alone.start(argv, {}, delay=HANG_BOUND * 3)  # still running when the hooks run
+    began = time.monotonic()
+    alone.fire(SESSION[0])
+    alone.fire(PRE)
+    alone.fire(POST)
+    assert eventually(lambda: said(agent)[-2:] == [RAN, DONE])
+    # Three hooks: they waited 3 * TURN_WAIT before; the bound leaves room for a loaded machine.
+    assert time.monotonic() - began < 2 * turns.TURN_WAIT

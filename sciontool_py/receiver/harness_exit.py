@@ -102,21 +102,38 @@ def take_lock(home: str) -> int | None:
 
 def targets(home: str) -> dict[Process, list[str]]:
     """What to watch: each process whose exit ends something, with what it ends (agent keys outside
-    Scion, session ids inside)."""
+    Scion, session ids inside). Called each rescan: a file unchanged since the last is not read."""
     found: dict[Process, list[str]] = {}
     if registry.in_scion(home):
-        from sciontool_py.receiver.handlers import sessions
-
-        for session, harness in sessions.read(home).watched.items():
+        for session, harness in _watched_sessions(home).items():
             found.setdefault((harness[0], harness[1]), []).append(session)
         return found
-    for record in registry.records(home):
+    for record in registry.records(home, cache=_RECORDS):
         if registry.ended(record):
             continue
         watched = record.run if record.run is not None and process.alive(record.run) else record.process
         if watched is not None:
             found.setdefault((watched[0], watched[1]), []).append(record.key)
     return found
+
+
+_RECORDS = registry.Cache()
+_SESSIONS: dict[registry.Identity, dict[str, list[int]]] = {}  # the last read, by its identity
+
+
+def _watched_sessions(home: str) -> dict[str, list[int]]:
+    """Inside Scion: the harness of each session agent-sessions.json watches."""
+    from sciontool_py.receiver.handlers import sessions
+
+    try:
+        st = os.stat(os.path.join(home, sessions.FILE), follow_symlinks=False)
+    except OSError:
+        return {}
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if identity not in _SESSIONS:
+        _SESSIONS.clear()
+        _SESSIONS[identity] = sessions.read(home).watched
+    return _SESSIONS[identity]
 
 
 def end_agent(
