@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.harness.files import read_text, resolve_target
+from sciontool_py.harness.files import MAX_SETTINGS_BYTES, read_text, resolve_target
 from sciontool_py.harness.hookjson import HookSet, KeyPath
 from sciontool_py.harness.jsonedit import Document
 
@@ -97,6 +97,33 @@ class Harness:
 
     def show(self, scope: Scope) -> str:
         raise NotImplementedError
+
+
+class TextHarness(Harness):
+    """A harness whose file install edits as text (Vibe's TOML, Hermes's YAML): uninstall is the
+    file without ours, as _unwired finds it, and the file goes only when install made it and
+    nothing else is left."""
+
+    max_bytes = MAX_SETTINGS_BYTES  # what the file is read up to
+
+    def _unwired(self, text: str, path: str) -> tuple[str, dict[str, object]]:
+        """The text without ours, and its settings (exactly the old ones less ours)."""
+        raise NotImplementedError
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        from sciontool_py.harness import record
+
+        path = resolve_target(*self.target(scope))
+        before = read_text(path, self.max_bytes)
+        if before is None:
+            return [Edit(path, None, None, "no such file")]
+        after, _ = self._unwired(before, path)
+        if after == before:
+            return [Edit(path, before, before, "no sciontool hooks")]
+        summary = "removed sciontool hooks"
+        if not after and record.created(path).get("file"):
+            return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]
+        return [Edit(path, before, after, summary, uninstalls=True)]
 
 
 class SettingsHarness(Harness):
