@@ -160,7 +160,9 @@ def test_vibe_install_refuses_a_file_with_an_array_of_tables_split_by_another_ta
     hooks.write_text(text)
     proc = harness_here(tmp_path, "install", "mistral-vibe", "--user")
     assert proc.returncode == 1 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert "tomlkit would not write it back as it is (an array of tables split by another table?)" in proc.stderr
+    assert (
+        "tomlkit would not write it back as it is (an array of tables split by another table?)" in proc.stderr
+    )
     assert hooks.read_text() == text
     # Uninstall cuts our tables out as lines, tomlkit aside: the user's split array stays as it is.
     ours = '[[hooks]]\nname = "sciontool-pre_tool"\ntype = "pre_tool"\ncommand = "sciontool hook"\n'

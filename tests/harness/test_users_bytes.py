@@ -17,7 +17,9 @@ from conftest import CliHere
 # One file per harness format that its harness's own parser refuses, and where it lives.
 REJECTED = [
     pytest.param("claude", "--project", ".claude/settings.json", '{"model": NaN}\n', id="claude-NaN"),
-    pytest.param("gemini", "--project", ".gemini/settings.json", '{\n  // c\n  "x": Infinity\n}\n', id="jsonc"),
+    pytest.param(
+        "gemini", "--project", ".gemini/settings.json", '{\n  // c\n  "x": Infinity\n}\n', id="jsonc"
+    ),
     pytest.param("codex", "--project", ".codex/config.toml", 'model = "o3\n', id="codex-toml"),
     pytest.param("copilot", "--project", ".github/hooks/sciontool.json", '{"version": 1,}\n', id="copilot"),
     pytest.param("core-agent", "--project", ".agents/config.json", '{"a": -Infinity}\n', id="core-agent"),
