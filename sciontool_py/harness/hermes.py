@@ -252,12 +252,8 @@ def _parsed_as_hermes_does(text: str) -> None:
     256 KiB here, a settings file's few KiB in milliseconds); YAMLError where it stops."""
     import yaml
 
-    parser = yaml.SafeLoader(text)
-    try:
-        while parser.check_event():
-            parser.get_event()
-    finally:
-        parser.dispose()
+    for _ in yaml.parse(text, Loader=yaml.SafeLoader):
+        pass
 
 
 def _bounded(root: object, path: str) -> None:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import CliHere, wired
 
+from harness import project_line
 from harness.test_merge import harness
 
 REAL = Path(__file__).resolve().parent.parent / "data" / "real-envelopes"
@@ -50,7 +51,7 @@ def test_vibe_tables_join_the_users_hooks_vibe_reads_and_a_reinstall_rewrites_th
     parsed = tomllib.loads(text)["hooks"]
     assert parsed[0]["name"] == "lint"  # the user's stays first
     assert [(h["name"], h["type"], h["command"]) for h in parsed[1:]] == [
-        (f"sciontool-{t}", t, wired("/opt/v/sciontool hook --dialect=mistral-vibe"))
+        (f"sciontool-{t}", t, project_line("/opt/v/sciontool", "hook --dialect=mistral-vibe"))
         for t in ("pre_tool", "post_tool", "post_agent")
     ]
     # Ours follow the user's last [[hooks]] table, before [other]; no marker line any more.
