@@ -536,7 +536,7 @@ def _scope(
     except UnicodeEncodeError:  # a byte that is not UTF-8 (kept by Python as a lone surrogate)
         bad = "--command holds a byte that is not UTF-8: no settings file can carry it"
         raise SciontoolError(bad) from None
-    prefix, said = hook_program(command)
+    prefix, said = hook_program(command, project=not user)
     return Scope(None if user else (project or "."), prefix, force, relay_prefix() if relay else ""), said
 
 

@@ -1,3 +1,4 @@
+#!/bin/bash
 # sciontool-py's shell relay: `bash relay.bash PROGRAM... hook ARGS...` (docs/receiver.md).
 #
 # What `harness install` wires on Linux. A Python start costs a hook more than

@@ -60,6 +60,8 @@ def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     folder.mkdir()
     bin_dir = tmp_path / "bin"
     write_program(bin_dir, "sciontool", f'exec {sys.executable} -m sciontool_py "$@"')
+    # The shell relay beside it, as a sciontool-py install puts it: a project's lines find it there.
+    (bin_dir / "sciontool-relay").symlink_to(Path(sys.executable).parent / "sciontool-relay")
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     monkeypatch.setenv("SCION_TELEMETRY_ENABLED", "false")
     return folder
@@ -83,8 +85,14 @@ def test_a_working_install_is_all_ok_and_writes_nothing(cli_here: CliHere, proje
     bin_dir = project.parent / "bin"
     assert lines(ran.stdout) == [
         f"ok    claude: wired in {settings} (15 hooks)",
-        *([f"ok    claude: the shell relay `{relay_prefix()}` is there"] if relay_prefix() else []),
         f"ok    claude: `sciontool` is {bin_dir}/sciontool (on the current PATH)",
+        *(
+            [
+                f"ok    claude: the shell relay `sciontool-relay` is {bin_dir}/sciontool-relay (on the current PATH)"
+            ]
+            if relay_prefix()
+            else []
+        ),
         f"ok    claude: `sciontool --version` runs: sciontool {__version__}",
         f"ok    claude: dialect claude is valid ({packaged_dir()}/claude/dialect.yaml)",
         f"ok    state folder: {home} writable (a temp file written, synced and removed)",
@@ -96,22 +104,42 @@ def test_a_working_install_is_all_ok_and_writes_nothing(cli_here: CliHere, proje
 
 
 def test_a_command_missing_from_path_fails_with_the_reinstall_fix(
+    cli_here: CliHere, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(cli_here, "claude", "--user")
+    relayed = bool(relay_prefix())  # found on the PATH install ran with
+    empty = project.parent / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    ran = cli_here("doctor", "--user")
+    assert ran.returncode == 1
+    this = f"{sys.executable} -m sciontool_py"
+    assert (
+        f"FAIL  claude: `sciontool` is not on the current PATH ({empty}); fix: reinstall with "
+        f"`{this} harness install claude --user --command '{this}'`"
+    ) in lines(ran.stdout)
+    assert not any("--version" in line for line in lines(ran.stdout))  # nothing to run
+    assert lines(ran.stdout)[-1] == f"{6 + relayed} checks, 1 failed"
+
+
+def test_a_project_wiring_without_sciontool_on_path_says_its_hooks_do_nothing(
     cli_here: CliHere, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A project's lines exit 0 without a word where PATH lacks sciontool: doctor says why nothing
+    is reported, and points at PATH, not at a reinstall naming this machine's paths."""
     install(cli_here, "claude", "--project", str(project))
-    relayed = bool(relay_prefix())  # found on the PATH install ran with
     empty = project.parent / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     ran = cli_here("doctor", "--project", str(project))
     assert ran.returncode == 1
-    this = f"{sys.executable} -m sciontool_py"
+    here = Path(sys.executable).parent  # this doctor runs as `python -m sciontool_py`
     assert (
-        f"FAIL  claude: `sciontool` is not on the current PATH ({empty}); fix: reinstall with "
-        f"`{this} harness install claude --project {project} --command '{this}'`"
+        f"FAIL  claude: `sciontool` is not on the current PATH ({empty}): the project's hooks look for "
+        "it there when they run and, without it, exit 0 without a word, so nothing is reported; fix: "
+        f"put the folder that holds it on that PATH (this sciontool's: {here})"
     ) in lines(ran.stdout)
-    assert not any("--version" in line for line in lines(ran.stdout))  # nothing to run
-    assert lines(ran.stdout)[-1] == f"{6 + relayed} checks, 1 failed"
+    assert lines(ran.stdout)[-1] == "6 checks, 1 failed"
 
 
 def test_the_path_claudes_settings_set_is_the_one_checked(
@@ -126,8 +154,8 @@ def test_the_path_claudes_settings_set_is_the_one_checked(
     ran = cli_here("doctor", "--project", str(project))
     assert ran.returncode == 1
     assert (
-        f"FAIL  claude: `sciontool` is not on the PATH {local} sets in its env (/nowhere); fix: "
-        in ran.stdout
+        f"FAIL  claude: `sciontool` is not on the PATH {local} sets in its env (/nowhere): the project's "
+        "hooks look for it there" in ran.stdout
     )
     local.write_text(json.dumps({"env": {"PATH": str(bin_dir)}}))
     monkeypatch.setenv("PATH", "/nowhere")
@@ -489,7 +517,7 @@ def test_doctor_in_a_real_process_is_one_line_per_check_and_exit_1(agent: Agent,
     out = ran.stdout.decode()
     assert all(line.startswith(("ok    ", "FAIL  ")) for line in lines(out)[:-1])
     assert "FAIL  claude: `sciontool` is not on the current PATH" in out
-    assert lines(out)[-1] == f"{6 + bool(relay_prefix())} checks, 1 failed"
+    assert lines(out)[-1] == "6 checks, 1 failed"  # the relay is checked once sciontool is found
     both = agent.run("doctor", "--project", str(project), "--user")
     assert (both.returncode, both.stdout) == (1, b"")
     assert both.stderr == b"sciontool doctor: --project and --user exclude each other\n"

@@ -34,6 +34,8 @@ def checks(wiring: Wiring, scope: Scope) -> Iterator[Check]:
     for hook in programs[:MAX_CHECKED]:
         found = resolve(hook, wiring, scope)
         yield found
+        if found.ok and hook.portable and hook.shell:
+            yield portable_relay_check(wiring)
         if found.ok:
             yield runs(hook, wiring, scope)
     chosen: dict[tuple[str | None, str | None], None] = {}
@@ -69,6 +71,23 @@ def relay_check(hook: Hook, wiring: Wiring, scope: Scope) -> Check:
     return passed(name, f"the shell relay `{shlex.join(hook.relay)}` is there")
 
 
+def portable_relay_check(wiring: Wiring) -> Check:
+    """A project's lines run the shell relay found on PATH beside sciontool; without it (a
+    sciontool-py older than the relay's install as a script) each hook is a Python start."""
+    from sciontool_py import __version__
+    from sciontool_py.harness.base import RELAY_BASH, RELAY_NAME
+
+    name = wiring.harness.name
+    found = shutil.which(RELAY_NAME, path=wiring.path)
+    if found is None:
+        text = f"`{RELAY_NAME}` is not on {wiring.path_source}: each hook starts Python (about 35 ms) instead"
+        return failed(name, text, f"install a sciontool-py that has it ({__version__} or later) there")
+    if not os.access(RELAY_BASH, os.X_OK):
+        text = f"`{RELAY_BASH}` (the shell relay's bash) is missing: each hook starts Python instead"
+        return failed(name, text, f"install bash at {RELAY_BASH}")
+    return passed(name, f"the shell relay `{RELAY_NAME}` is {found} (on {wiring.path_source})")
+
+
 def resolve(hook: Hook, wiring: Wiring, scope: Scope) -> Check:
     name, wanted = wiring.harness.name, program(hook)
     if "/" in wanted:
@@ -80,6 +99,14 @@ def resolve(hook: Hook, wiring: Wiring, scope: Scope) -> Check:
             return passed(name, f"`{wanted}` is an executable file")
         return failed(name, f"`{wanted}` is not an executable file", reinstall(name, scope))
     found = shutil.which(wanted, path=wiring.path)
+    if found is None and hook.portable:
+        text = (
+            f"`{wanted}` is not on {wiring.path_source} ({wiring.path or 'empty'}): the project's hooks "
+            "look for it there when they run and, without it, exit 0 without a word, so nothing is "
+            "reported"
+        )
+        here = os.path.dirname(this_command()[0])
+        return failed(name, text, f"put the folder that holds it on that PATH (this sciontool's: {here})")
     if found is None:
         text = f"`{wanted}` is not on {wiring.path_source} ({wiring.path or 'empty'})"
         return failed(name, text, reinstall(name, scope))

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sciontool_py.doctor.check import Check, failed
@@ -35,6 +35,11 @@ _DIALECT_OPTIONS = ("--dialect", "--dialect-file")
 # RELAY.BASH PROGRAM hook ... || exec BASH RELAY.BASH PROGRAM hook ...`.
 _IN_BASH = ["[", "-n", "${BASH_VERSION-}", "]", "&&", "."]
 _OR_EXEC = " || exec "
+# A project's line (Scope._guarded): `command -v PROGRAM >/dev/null || exit 0; ...; exec PROGRAM
+# hook ...`, whose last statement is the hook as it runs without the relay.
+_GUARD = "command -v "
+_LAST_EXEC = "; exec "
+_NOTIFY_ARGUMENT = ' "$@"'  # Codex's notify passes its JSON on
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class Hook:
     shell: bool  # run by /bin/sh -c (a settings file's line), or exec'd as an argv
     prefix: str  # the program as written: the shell expands it as it stands
     relay: list[str] = field(default_factory=list)  # `BASH RELAY.BASH` before it, when wired so
+    portable: bool = False  # a project's line: found on PATH when it runs, nothing done without it
 
 
 @dataclass
@@ -155,6 +161,8 @@ def _notify(text: str, path: str) -> list[Hook | None]:
 
     notify = _parse(text, path).get("notify")
     if isinstance(notify, list) and all(isinstance(word, str) for word in notify):
+        if len(notify) == 4 and notify[:2] == ["sh", "-c"]:  # a project's: its line, run by sh
+            return [_hook(notify[2], True)]
         return [_argv_hook(notify)]
     return []
 
@@ -201,6 +209,10 @@ def _hermes(text: str, path: str) -> list[Hook | None]:
 
 def _hook(line: str, shell: bool) -> Hook | None:
     """The hook a command line runs, when it is ours; None for any other command."""
+    if line.startswith(_GUARD) and _LAST_EXEC in line:
+        tail = line[line.rindex(_LAST_EXEC) + len(_LAST_EXEC) :].removesuffix(_NOTIFY_ARGUMENT)
+        hook = _hook(tail, shell)
+        return replace(hook, portable=True) if hook is not None else None
     try:
         words = shlex.split(line)
     except ValueError:

@@ -25,7 +25,7 @@ class Antigravity(SettingsHarness):
     root = "sciontool"  # our own named group: the user's groups are left alone
 
     def command(self, scope: Scope, event: str) -> str:
-        return f"{scope.hook_command(self.dialect)} --event={event}"
+        return scope.shell_line(f"hook --dialect={self.dialect} --event={event}")
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         hook = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}

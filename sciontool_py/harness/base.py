@@ -9,11 +9,15 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from sciontool_py.errors import SciontoolError
-from sciontool_py.harness.files import read_text, resolve_target
+from sciontool_py.harness.files import MAX_SETTINGS_BYTES, read_text, resolve_target
 from sciontool_py.harness.hookjson import HookSet, KeyPath
 from sciontool_py.harness.jsonedit import Document
 
 DEFAULT_COMMAND = "sciontool"
+# The shell relay as installed beside the `sciontool` script (pyproject.toml's shared-scripts):
+# a project's hooks find it on PATH, naming no path of the machine that installed them.
+RELAY_NAME = "sciontool-relay"
+RELAY_BASH = "/bin/bash"  # the relay's interpreter, its first line
 EMPTIED = "; nothing else was in it, so the file is removed"
 
 
@@ -27,23 +31,53 @@ class Scope:
     relay: str = ""  # what runs before it in a shell command line: the shell relay, or nothing
 
     @property
+    def portable(self) -> bool:
+        """A project's files are committed and run on teammates' machines and in CI: their
+        lines find sciontool and its relay on PATH at run time, and do nothing without it."""
+        return self.project is not None
+
+    @property
     def program(self) -> str:
-        """What a shell command line of the hooks starts with."""
+        """What a shell command line of the hooks starts with (the user's settings)."""
         return f"{self.relay} {self.command}" if self.relay else self.command
+
+    def shell_line(self, arguments: str) -> str:
+        """The hook `sciontool ARGUMENTS` as a shell command line (settings files)."""
+        if self.portable:
+            return self._guarded(arguments, bash=False)
+        return f"{self.program} {arguments}"
 
     def hook_command(self, dialect: str) -> str:
         """The hook as a shell command line (settings files)."""
-        return f"{self.program} hook --dialect={dialect}"
+        return self.shell_line(f"hook --dialect={dialect}")
 
     def bash_hook_command(self, dialect: str) -> str:
         """The hook as a shell command line for a harness that runs it with `bash -c` (Codex,
         Gemini CLI): that bash reads the shell relay itself, a bash start (about 1 ms) less a hook
         than hook_command's line; any other shell starts the relay's bash, as that line does."""
+        if self.portable:
+            return self._guarded(f"hook --dialect={dialect}", bash=True)
         if not self.relay:
             return self.hook_command(dialect)
         script = shlex.quote(shlex.split(self.relay)[1])
         tail = f"{self.command} hook --dialect={dialect}"
         return f'[ -n "${{BASH_VERSION-}}" ] && . {script} {tail} || exec {self.relay} {tail}'
+
+    def _guarded(self, arguments: str, bash: bool) -> str:
+        """A POSIX sh line: without sciontool on PATH, exit 0 without a word (a teammate who has
+        none sees no hook error); with it, through the relay beside it when PATH has that too
+        (an older sciontool-py has none: then sciontool itself). `command -v` is the shell's own
+        lookup: no process starts before the relay's."""
+        hook = f"{self.command} {arguments}"
+        guard = f"command -v {shlex.quote(shlex.split(self.command)[0])} >/dev/null || exit 0"
+        if not self.relay:
+            return f"{guard}; exec {hook}"
+        # The relay's first line is `#!/bin/bash` (`/usr/bin/env bash` cost 0.9 ms a hook more);
+        # where that is missing (NixOS), sciontool itself.
+        relay = f"[ -x {RELAY_BASH} ] && exec {RELAY_NAME} {hook}"
+        if bash:  # `.` finds the relay on PATH, as `command -v` did
+            relay = f'{{ [ -n "${{BASH_VERSION-}}" ] && . {RELAY_NAME} {hook} || {relay}; }}'
+        return f"{guard}; command -v {RELAY_NAME} >/dev/null && {relay}; exec {hook}"
 
     def hook_argv(self, dialect: str) -> list[str]:
         """The hook as a program and its arguments (Codex's notify, the opencode plugin)."""
@@ -99,6 +133,33 @@ class Harness:
         raise NotImplementedError
 
 
+class TextHarness(Harness):
+    """A harness whose file install edits as text (Vibe's TOML, Hermes's YAML): uninstall is the
+    file without ours, as _unwired finds it, and the file goes only when install made it and
+    nothing else is left."""
+
+    max_bytes = MAX_SETTINGS_BYTES  # what the file is read up to
+
+    def _unwired(self, text: str, path: str) -> tuple[str, dict[str, object]]:
+        """The text without ours, and its settings (exactly the old ones less ours)."""
+        raise NotImplementedError
+
+    def uninstall(self, scope: Scope) -> list[Edit]:
+        from sciontool_py.harness import record
+
+        path = resolve_target(*self.target(scope))
+        before = read_text(path, self.max_bytes)
+        if before is None:
+            return [Edit(path, None, None, "no such file")]
+        after, _ = self._unwired(before, path)
+        if after == before:
+            return [Edit(path, before, before, "no sciontool hooks")]
+        summary = "removed sciontool hooks"
+        if not after and record.created(path).get("file"):
+            return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]
+        return [Edit(path, before, after, summary, uninstalls=True)]
+
+
 class SettingsHarness(Harness):
     """A harness whose hooks live in a JSON settings file under `"hooks"`."""
 
@@ -131,7 +192,7 @@ class SettingsHarness(Harness):
         events = [e for e in routed_events(self.dialect, self.fired) if (e in self.unwired) != wired]
         commands = {e: self.command(scope, e) for e in events}
         entries = {e: self.entry(e, commands[e]) for e in events}
-        return HookSet(scope.program, entries, commands, self.command_key, self.root)
+        return HookSet(entries, commands, self.command_key, self.root)
 
     def install(self, scope: Scope) -> list[Edit]:
         return [self.merge_hook_set(scope, list(self.notes))]

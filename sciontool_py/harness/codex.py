@@ -95,6 +95,8 @@ class Codex(SettingsHarness):
         harness about to exit, while the resident helper runs)."""
         if not routed_events(self.dialect, (NOTIFY_EVENT,)):
             return None
+        if scope.portable:  # Codex appends the turn's JSON: the line passes it on as "$@"
+            return ["sh", "-c", scope.shell_line(f'hook --dialect={self.dialect} "$@"'), "sh"]
         return [*shlex.split(scope.relay), *scope.hook_argv(self.dialect)]
 
     def install(self, scope: Scope) -> list[Edit]:

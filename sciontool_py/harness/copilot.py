@@ -47,7 +47,7 @@ class Copilot(SettingsHarness):
     )
 
     def command(self, scope: Scope, event: str) -> str:
-        return f"{scope.program} hook {event} --dialect={self.dialect}"
+        return scope.shell_line(f"hook {event} --dialect={self.dialect}")
 
     def entry(self, event: str, command: str) -> dict[str, object]:
         return {"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECONDS}

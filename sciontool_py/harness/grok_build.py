@@ -35,7 +35,7 @@ class GrokBuild(SettingsHarness):
 
     def command(self, scope: Scope, event: str) -> str:
         if event in NAMED:
-            return f"{scope.program} hook {event} --dialect={self.dialect}"
+            return scope.shell_line(f"hook {event} --dialect={self.dialect}")
         return scope.hook_command(self.dialect)
 
     def entry(self, event: str, command: str) -> dict[str, object]:

@@ -25,13 +25,11 @@ class HookSet:
 
     def __init__(
         self,
-        prefix: str,
         entries: dict[str, dict[str, object]],
         commands: dict[str, str],
         key: str = "command",
         root: str = "hooks",
     ) -> None:
-        self.prefix = prefix  # what runs sciontool (--command)
         self.entries = entries  # event -> the entry appended to root[event]
         self.commands = commands  # event -> the command line in that entry
         self.key = key  # the member holding the command line ("bash" for Copilot)
@@ -50,9 +48,9 @@ class HookSet:
         if not isinstance(command, str):
             return False
         ours = self.commands[event]
-        # " hook --dialect=NAME ...": what follows the program's last mention (a line that reads
-        # the relay into the harness's bash names it twice, doctor/wiring.py)
-        arguments = ours[ours.rfind(self.prefix) + len(self.prefix) :]
+        # " hook --dialect=NAME ...": every line install writes, or wrote, ends with the program
+        # and these (a project's line, or one that reads the relay into bash, names them twice)
+        arguments = ours[ours.rfind(" hook ") :]
         return command == ours or (command.endswith(arguments) and command[: -len(arguments)].strip() != "")
 
     def _holds_ours(self, item: object, event: str) -> bool:

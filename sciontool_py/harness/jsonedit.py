@@ -109,7 +109,7 @@ class Document:
     def _set(self, text: str) -> None:
         plain = blank_comments(text) if self.comments else text
         try:
-            self.data = json.loads(plain, object_pairs_hook=self._unique)
+            self.data = json.loads(plain, object_pairs_hook=self._unique, parse_constant=_constant)
             self.root = _Scanner(plain).value(0)
         except ValueError as exc:
             raise SciontoolError(f"{self.path}: cannot parse: {exc}; left untouched") from None
@@ -183,6 +183,12 @@ class Document:
 
     def _splice(self, start: int, end: int, new: str) -> None:
         self._set(self.text[:start] + new + self.text[end:])
+
+
+def _constant(name: str) -> object:
+    # Python's json reads NaN and Infinity; JavaScript's JSON.parse and Rust's serde_json, which
+    # the harnesses read their settings with, refuse the file: so does install.
+    raise ValueError(f"{name} is not JSON (the harness would refuse the file)")
 
 
 def blank_comments(text: str) -> str:

@@ -14,7 +14,7 @@ import re
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.harness import record, textblock, tomltables
-from sciontool_py.harness.base import EMPTIED, Edit, Harness, Scope, routed_events, user_home
+from sciontool_py.harness.base import Edit, Scope, TextHarness, routed_events, user_home
 from sciontool_py.harness.files import read_text, resolve_target
 from sciontool_py.harness.tomledit import _parse
 
@@ -27,9 +27,10 @@ _SHAPE = re.compile(r'\[\[hooks\]\]|(?:name|type|command) = "(?:[^"\\]|\\.)*"')
 NOTE = "Vibe loads a project's .vibe/hooks.toml only in a trusted folder (`vibe --trust` or its prompt)."
 
 
-class MistralVibe(Harness):
+class MistralVibe(TextHarness):
     name = "mistral-vibe"
     dialect = "mistral-vibe"
+    max_bytes = MAX_BYTES
 
     def target(self, scope: Scope) -> tuple[str, str]:
         if scope.project is None:
@@ -59,7 +60,7 @@ class MistralVibe(Harness):
 
     def install(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
-        before = read_text(path, MAX_BYTES)
+        before = read_text(path, self.max_bytes)
         text = before or ""
         pristine, old = self._unwired(text, path)  # a reinstall starts again from the user's own file
         tables = self.tables(scope, textblock.newline_of(pristine))
@@ -95,19 +96,6 @@ class MistralVibe(Harness):
             expected["hooks"] = rest
         self._check(after, path, expected)
         return after, expected
-
-    def uninstall(self, scope: Scope) -> list[Edit]:
-        path = resolve_target(*self.target(scope))
-        before = read_text(path, MAX_BYTES)
-        if before is None:
-            return [Edit(path, None, None, "no such file")]
-        after, _ = self._unwired(before, path)
-        if after == before:
-            return [Edit(path, before, before, "no sciontool hooks")]
-        summary = "removed sciontool hooks"
-        if not after and record.created(path).get("file"):
-            return [Edit(path, before, None, summary + EMPTIED, uninstalls=True)]
-        return [Edit(path, before, after, summary, uninstalls=True)]
 
     def _check(self, text: str, path: str, expected: dict[str, object]) -> None:
         try:

@@ -21,6 +21,9 @@ from sciontool_py.harness.files import read_text, resolve_target
 
 FILE_NAME = "sciontool-bridge.js"
 MARK = "// sciontool-bridge:"
+# Record key: (WRITTEN, the SHA-256 of a bridge install wrote). The file is wholly ours, so a
+# reinstall replaces it and uninstall deletes it: only while it holds what install wrote.
+WRITTEN = "#written"
 PACKAGE = os.path.join("node_modules", "@opencode-ai", "plugin", "package.json")
 PROJECT_NOTE = (
     "opencode installs @opencode-ai/plugin (about 64 MB, from the npm registry) into {folder} at its "
@@ -76,9 +79,20 @@ class Opencode(Harness):
         return [note.format(folder=f) for f, note in folders if not os.path.isfile(os.path.join(f, PACKAGE))]
 
     def _existing(self, path: str) -> str | None:
+        from sciontool_py.harness import record
+
         before = read_text(path)
-        if before is not None and MARK not in before[:400]:
+        if before is None:
+            return None
+        if MARK not in before[:400]:
             raise SciontoolError(f"{path}: exists and is not sciontool's bridge; left untouched")
+        written = [key[1] for key in record.keys(path) if key[:1] == (WRITTEN,)]
+        if written and _digest(before) not in written:  # an install before this one kept no digest
+            raise SciontoolError(
+                f"{path}: changed since sciontool wrote it, and replacing or deleting it would lose "
+                "those changes; move them to a plugin file of your own (or delete this one), then "
+                "run again; left untouched"
+            )
         return before
 
     def install(self, scope: Scope) -> list[Edit]:
@@ -89,7 +103,9 @@ class Opencode(Harness):
         if before == after:
             return [Edit(path, before, before, "already wired", notes)]
         verb = "updated" if before is not None else "wrote"
-        return [Edit(path, before, after, f"{verb} the opencode bridge plugin", notes, installs=True)]
+        summary = f"{verb} the opencode bridge plugin"
+        written: list[tuple[str, ...]] = [(WRITTEN, _digest(after))]
+        return [Edit(path, before, after, summary, notes, installs=True, created_keys=written)]
 
     def uninstall(self, scope: Scope) -> list[Edit]:
         path = resolve_target(*self.target(scope))
@@ -103,3 +119,9 @@ class Opencode(Harness):
         return f"// save as {path} (opencode loads every plugin in that folder at start)\n" + bridge_source(
             scope, self.dialect
         )
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

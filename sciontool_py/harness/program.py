@@ -2,10 +2,12 @@
 
 A harness runs its hooks through its own PATH. Installed from a venv that is not
 activated, a bare `sciontool` would fail every hook with `sciontool: not found`
-(GoogleCloudPlatform/scion#1842), so without `--command` the hooks get the
+(GoogleCloudPlatform/scion#1842), so without `--command` the user's hooks get the
 absolute path of the program running install whenever PATH (this one, the best
-guess at the harness's) does not find the name. A `--command` the user gives is
-written as given, with a warning when its program is not found either.
+guess at the harness's) does not find the name. A project's files are committed:
+they keep the name, and their lines do nothing where PATH lacks it (base.Scope).
+A `--command` the user gives is written as given, with a warning when its
+program is not found either.
 
 On Linux, with bash, the shell command lines put the shell relay before it
 (sciontool_py/relay.bash, docs/receiver.md): a hook then costs the harness a
@@ -42,12 +44,18 @@ def relay_prefix() -> str:
     return f"{shlex.quote(os.path.abspath(bash))} {shlex.quote(os.path.normpath(script))}"
 
 
-def hook_program(command: str | None) -> tuple[str, str]:
+def hook_program(command: str | None, project: bool = False) -> tuple[str, str]:
     """(the command prefix the hooks run, a line to tell the user or ''), for `--command` given or
-    None (not given)."""
+    None (not given), in a project's files (project) or the user's."""
     if command is None:
         if shutil.which(DEFAULT_COMMAND):
             return DEFAULT_COMMAND, ""
+        if project:  # committed, it runs on other machines: only the name can be right there
+            return DEFAULT_COMMAND, (
+                f"note: `{DEFAULT_COMMAND}` is not on PATH here, and the project's hooks look for it "
+                "there when they run: until it is, they do nothing on this machine (`sciontool "
+                "doctor` says so)"
+            )
         running = running_program()
         return running, (
             f"note: `{DEFAULT_COMMAND}` is not on PATH, so the hooks run {running}; pass "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 
 from sciontool_py.errors import SciontoolError
 
@@ -119,11 +120,20 @@ def render(argv: list[str]) -> str:
 
 
 def is_ours(value: object, argv: list[str]) -> bool:
-    """notify running sciontool's hook: this argv, or the same arguments after another program."""
-    tail = argv[-2:]  # ["hook", "--dialect=NAME"]
-    return value == argv or (
-        isinstance(value, list) and len(value) > len(tail) and value[-len(tail) :] == tail
-    )
+    """notify running sciontool's hook: this argv, or the same `hook` arguments after another
+    program, or a project's `sh -c` line ending in them."""
+    return value == argv or (isinstance(value, list) and _hook_words(value) == _hook_words(argv) != [])
+
+
+def _hook_words(argv: Sequence[object]) -> list[object]:
+    """The `hook ...` words a notify argv ends with ([] for none): after a program, or at the end
+    of the line a project's `sh -c LINE sh` runs (followed by the notify's own argument)."""
+    if len(argv) == 4 and list(argv[:2]) == ["sh", "-c"] and isinstance(argv[2], str):
+        line = argv[2]
+        at = line.rfind(" hook ")
+        return ["hook", *line[at + 1 :].split()[1:-1]] if at >= 0 and line.endswith(' "$@"') else []
+    at = max((i for i, word in enumerate(argv) if word == "hook"), default=0)
+    return list(argv[at:]) if at > 0 else []
 
 
 def set_notify(text: str, argv: list[str], path: str, force: bool) -> str:

@@ -1,4 +1,4 @@
-"""Our tables in a TOML array of tables (`[[hooks]]`), added and taken away with tomlkit.
+"""Our tables in a TOML array of tables (`[[hooks]]`): added with tomlkit, taken away as lines.
 
 tomlkit parses a file and writes it back byte for byte, comments and spacing
 included, except one whose array of tables is split by another table (it
@@ -9,9 +9,18 @@ render, with the file's line ends: after the user's last table of the array,
 or at the end of a file without one; what install had to put before them (a
 line end, a blank line) is remembered as a separator. The caller checks that
 `remove` undoes an `add` exactly before anything is written.
+
+Removal is by lines, not tomlkit's: tomlkit counts the comments and blank
+lines below a table as the table's, so deleting our last table took the user's
+comments under it with it. Here a table of ours loses its header and its
+key lines; every comment and blank line in it stays where it was. The caller
+parses the result again: it must hold the old settings less ours.
 """
 
 from __future__ import annotations
+
+import re
+import sys
 
 from sciontool_py.errors import SciontoolError
 from sciontool_py.harness.textblock import newline_of, separator_for
@@ -74,18 +83,58 @@ def add(text: str, key: str, tables: str, path: str) -> tuple[str, str]:
 
 
 def remove(text: str, key: str, ours: Callable[[object], bool], separator: str, path: str) -> str:
-    """text without the array's tables that are ours (the array too when nothing else is left in
-    it), and the separator install put before them when they ended the file."""
-    doc = _document(text, path)
-    array = _array(doc, key, path)
-    mine = [i for i, table in enumerate(array or []) if ours(table.unwrap())]
-    if array is None or not mine:
-        return text
-    for i in reversed(mine):
-        del array[i]
-    if not len(array):
-        del doc[key]
-    rest = doc.as_string()
+    """text without the array's tables that are ours: each one's header and key lines (its
+    comments and blank lines stay), and the separator install put before them when they ended
+    the file."""
+    header = re.compile(rf"[ \t]*\[\[[ \t]*{re.escape(key)}[ \t]*\]\][ \t]*(?P<comment>#.*)?")
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    while at < len(lines):
+        found = header.fullmatch(lines[at].rstrip("\r\n"))
+        end = at + 1
+        while found is not None and end < len(lines) and not _TABLE.match(lines[end]):
+            end += 1
+        if found is None or not _is_ours(key, lines[at + 1 : end], ours):
+            out.append(lines[at])
+            at += 1
+            continue
+        for i in range(at, end):
+            line = lines[i]
+            body = line.rstrip("\r\n")
+            comment = found.group("comment") if i == at else _trailing_comment(body)
+            if _KEPT.fullmatch(body):
+                out.append(line)
+            elif comment:  # the user's note on a line of ours: the note stays
+                out.append(comment + line[len(body) :])
+        at = end
+    rest = "".join(out)
     if separator and text.startswith(rest) and rest.endswith(separator):  # ours ended the file
         rest = rest[: -len(separator)]
     return rest
+
+
+# A line that starts a table (or, inside a user's multi-line array, looks like it: the caller's
+# parse of the result catches a wrong cut); a blank or comment line; a `key = "string"` line.
+_TABLE = re.compile(r"[ \t]*\[")
+_KEPT = re.compile(r"[ \t]*(?:#.*)?")
+_STRING = r"""(?:"(?:[^"\\]|\\.)*"|'[^']*')"""
+_KEY_LINE = re.compile(rf"[ \t]*[A-Za-z0-9_-]+[ \t]*=[ \t]*{_STRING}[ \t]*(?P<comment>#.*)")
+
+
+def _trailing_comment(line: str) -> str | None:
+    match = _KEY_LINE.fullmatch(line)
+    return match.group("comment") if match else None
+
+
+def _is_ours(key: str, body: list[str], ours: Callable[[object], bool]) -> bool:
+    """Whether the table whose lines (below its header) are BODY is one of ours."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        tables = tomllib.loads(f"[[{key}]]\n" + "".join(body)).get(key)
+    except tomllib.TOMLDecodeError:
+        return False  # not a whole table by itself (a multi-line value cut): the user's
+    return isinstance(tables, list) and len(tables) == 1 and ours(tables[0])

@@ -179,9 +179,9 @@ def test_another_command_replaces_ours_and_uninstall_finds_either(
         == 0
     )
     text = settings.read_text()
-    assert f"{sciontool} hook --dialect=claude" in text
-    assert '"sciontool hook --dialect=claude"' not in text  # replaced: each event runs once
-    assert text.count("hook --dialect=claude") == len(json.loads(text)["hooks"])
+    assert f"exec {sciontool} hook --dialect=claude" in text
+    assert "exec sciontool hook --dialect=claude" not in text  # replaced: each event runs once
+    assert text.count("exec /opt/venv/bin/sciontool hook --dialect=claude") == len(json.loads(text)["hooks"])
     # Uninstall finds sciontool's hooks whatever program ran them.
     other = harness_here(home, "uninstall", "claude", "--project", str(tmp_path))
     assert other.returncode == 0, other.stderr

@@ -14,7 +14,6 @@ from sciontool_py.harness.jsonedit import Document
 
 COMMAND = "sciontool hook --dialect=claude"
 HOOKS = HookSet(
-    "sciontool",
     {
         "PreToolUse": {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND}]},
         "Stop": {"hooks": [{"type": "command", "command": COMMAND}]},
@@ -97,7 +96,6 @@ def test_ours_from_another_command_is_replaced_and_found_by_uninstall() -> None:
     _, created = HOOKS.add(doc)
     other = "/opt/venv/bin/sciontool hook --dialect=claude"
     moved = HookSet(
-        "/opt/venv/bin/sciontool",
         {"Stop": {"hooks": [{"type": "command", "command": other}]}},
         {"Stop": other},
     )
@@ -129,9 +127,7 @@ def test_what_is_not_a_json_object_is_refused_in_one_line(text: str) -> None:
 
 def test_flat_hooks_of_core_agent() -> None:
     command = "sciontool hook --dialect=core-agent"
-    hooks = HookSet(
-        "sciontool", {"tool-start": {"command": command, "timeout_seconds": 10}}, {"tool-start": command}
-    )
+    hooks = HookSet({"tool-start": {"command": command, "timeout_seconds": 10}}, {"tool-start": command})
     text = '{\n  "hooks": {\n    "tool-start": [\n      {"command": "logger"}\n    ]\n  }\n}\n'
     doc = Document(text, "config.json")
     _, created = hooks.add(doc)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliHere, wired, wired_in_bash, wired_notify
+from conftest import CliHere, wired, wired_notify
 
+from harness import project_line
 from sciontool_py.dialect.discover import find_dialect
 
 CLAUDE = """\
@@ -383,7 +384,7 @@ def test_gemini_hooks_are_named_with_millisecond_timeouts_and_tool_matchers(
         assert hook == {
             "name": f"scion-{event}",
             "type": "command",
-            "command": wired_in_bash("sciontool hook --dialect=gemini"),  # Gemini CLI's `bash -c`
+            "command": project_line("sciontool", "hook --dialect=gemini", bash=True),  # Gemini's `bash -c`
             "timeout": 30000,
         }
         assert ("matcher" in group) == (event in ("BeforeTool", "AfterTool"))
@@ -402,7 +403,7 @@ def test_claude_matcher_only_on_tool_events_and_waits_only_at_a_turn_s_end(
     waited = {"PermissionRequest", "Notification", "Stop", "StopFailure", "SessionEnd"}
     for event, [group] in hooks.items():
         assert group.get("matcher") == ("*" if event in tool_events else None)
-        hook = {"type": "command", "command": wired("sciontool hook --dialect=claude")}
+        hook = {"type": "command", "command": project_line("sciontool", "hook --dialect=claude")}
         assert group["hooks"] == [hook if event in waited else {**hook, "async": True}], event
 
 
@@ -465,10 +466,11 @@ def test_an_earlier_claude_install_is_made_async_by_the_next_with_one_entry_an_e
     done = harness_here(home, "install", "claude", "--project", str(project))
     assert done.returncode == 0, done.stderr
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    now = project_line("sciontool", "hook --dialect=claude")  # a project's line replaces the older one
     assert hooks["PreToolUse"] == [
-        {"matcher": "*", "hooks": [{"type": "command", "command": command, "async": True}]}
+        {"matcher": "*", "hooks": [{"type": "command", "command": now, "async": True}]}
     ]
-    assert hooks["Stop"] == [{"hooks": [mine]}, {"hooks": [{"type": "command", "command": command}]}]
+    assert hooks["Stop"] == [{"hooks": [mine]}, {"hooks": [{"type": "command", "command": now}]}]
 
 
 def test_codex_hooks_read_the_relay_into_codexs_bash_and_replace_an_earlier_install(
@@ -486,7 +488,7 @@ def test_codex_hooks_read_the_relay_into_codexs_bash_and_replace_an_earlier_inst
     done = harness_here(home, "install", "codex", "--project", str(project))
     assert done.returncode == 0, done.stderr
     hooks = json.loads(hooks_file.read_text())["hooks"]
-    line = wired_in_bash("sciontool hook --dialect=codex")
+    line = project_line("sciontool", "hook --dialect=codex", bash=True)
     ours = [h for groups in hooks.values() for group in groups for h in group["hooks"] if h != mine]
     assert {h["command"] for h in ours} == {line} and len(ours) == len(hooks)  # one an event
     assert hooks["PreToolUse"][0] == {"hooks": [mine]}

@@ -22,9 +22,11 @@ BARE_PATH = "/usr/bin:/bin"  # a harness's PATH without the venv
 def install(
     agent: Agent, program: list[str], path: str, project: Path, *args: str
 ) -> subprocess.CompletedProcess[str]:
+    """Install into the user's settings (project: HOME), where install may name this machine's
+    paths; a project's files never do (test_portable.py)."""
     env = {**agent.env, "PATH": path, "SCION_TELEMETRY_ENABLED": "false"}
     ran = subprocess.run(
-        [*program, "harness", "install", "claude", "--project", str(project), *args],
+        [*program, "harness", "install", "claude", "--user", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -54,8 +56,7 @@ def test_a_program_path_does_not_find_writes_its_absolute_path_and_the_hook_runs
     tools = tmp_path / "my tools"  # a space in the path: the command must quote it
     tools.mkdir()
     (tools / "sciontool").symlink_to(VENV_BIN / "sciontool")
-    project = tmp_path / "project"
-    project.mkdir()
+    project = agent.home
     ran = install(agent, [str(tools / "sciontool")], BARE_PATH, project)
     program = shlex.quote(str(tools / "sciontool"))
     assert written(project) == wired(f"{program} hook --dialect=claude")
@@ -71,8 +72,7 @@ def test_a_program_path_does_not_find_writes_its_absolute_path_and_the_hook_runs
 def test_python_m_sciontool_py_not_on_path_writes_this_python_and_the_hook_runs(
     agent: Agent, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
+    project = agent.home
     install(agent, [sys.executable, "-m", "sciontool_py"], BARE_PATH, project)
     assert written(project) == wired(f"{shlex.quote(sys.executable)} -m sciontool_py hook --dialect=claude")
     hook = fire(agent, written(project), BARE_PATH)
@@ -81,8 +81,7 @@ def test_python_m_sciontool_py_not_on_path_writes_this_python_and_the_hook_runs(
 
 
 def test_sciontool_on_path_is_written_as_the_bare_name(agent: Agent, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
+    project = agent.home
     on_path = f"{VENV_BIN}{os.pathsep}{BARE_PATH}"
     ran = install(agent, [str(VENV_BIN / "sciontool")], on_path, project)
     assert written(project) == wired("sciontool hook --dialect=claude")
@@ -93,8 +92,7 @@ def test_sciontool_on_path_is_written_as_the_bare_name(agent: Agent, tmp_path: P
 def test_a_bare_command_the_user_asks_for_is_written_with_a_warning_naming_command(
     agent: Agent, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
+    project = agent.home
     ran = install(agent, [str(VENV_BIN / "sciontool")], BARE_PATH, project, "--command", "sciontool")
     assert written(project) == wired("sciontool hook --dialect=claude")
     assert ran.stdout.splitlines()[-1] == (

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import CliHere, wired
 
+from harness import project_line
 from harness.test_merge import harness
 
 REAL = Path(__file__).resolve().parent.parent / "data" / "real-envelopes"
@@ -50,7 +51,7 @@ def test_vibe_tables_join_the_users_hooks_vibe_reads_and_a_reinstall_rewrites_th
     parsed = tomllib.loads(text)["hooks"]
     assert parsed[0]["name"] == "lint"  # the user's stays first
     assert [(h["name"], h["type"], h["command"]) for h in parsed[1:]] == [
-        (f"sciontool-{t}", t, wired("/opt/v/sciontool hook --dialect=mistral-vibe"))
+        (f"sciontool-{t}", t, project_line("/opt/v/sciontool", "hook --dialect=mistral-vibe"))
         for t in ("pre_tool", "post_tool", "post_agent")
     ]
     # Ours follow the user's last [[hooks]] table, before [other]; no marker line any more.
@@ -147,28 +148,26 @@ def test_hermes_follows_hermes_home_and_refuses_a_project(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("array", ["hooks", "servers"])
-def test_vibe_refuses_a_file_with_an_array_of_tables_split_by_another_table_untouched(
+def test_vibe_install_refuses_a_file_with_an_array_of_tables_split_by_another_table_untouched(
     tmp_path: Path, harness_here: CliHere, array: str
 ) -> None:
     hooks = tmp_path / ".vibe" / "hooks.toml"
     hooks.parent.mkdir()
-    # tomlkit writes [other] after the array: it would move the user's table, at install or uninstall
+    # tomlkit writes [other] after the array: it would move the user's table at install
     text = f'[[{array}]]\nname = "a"\n[other]\nk = 1\n[[{array}]]\nname = "b"\n'
     if array == "hooks":
         text = text.replace('name = "a"\n', 'name = "a"\ntype = "post_tool"\ncommand = "x"\n')
         text = text.replace('name = "b"\n', 'name = "b"\ntype = "post_agent"\ncommand = "y"\n')
     hooks.write_text(text)
-    for command in ("install", "uninstall"):
-        if command == "uninstall":  # ours in the file, the user's split array beside them
-            text = (
-                text
-                + '\n[[hooks]]\nname = "sciontool-pre_tool"\ntype = "pre_tool"\ncommand = "sciontool hook"\n'
-            )
-            hooks.write_text(text)
-        proc = harness_here(tmp_path, command, "mistral-vibe", "--user")
-        assert proc.returncode == 1 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
-        assert (
-            "tomlkit would not write it back as it is (an array of tables split by another table?)"
-            in proc.stderr
-        )
-        assert hooks.read_text() == text
+    proc = harness_here(tmp_path, "install", "mistral-vibe", "--user")
+    assert proc.returncode == 1 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert (
+        "tomlkit would not write it back as it is (an array of tables split by another table?)" in proc.stderr
+    )
+    assert hooks.read_text() == text
+    # Uninstall cuts our tables out as lines, tomlkit aside: the user's split array stays as it is.
+    ours = '[[hooks]]\nname = "sciontool-pre_tool"\ntype = "pre_tool"\ncommand = "sciontool hook"\n'
+    hooks.write_text(text + "\n" + ours + "# the user's, below ours\n")
+    proc = harness_here(tmp_path, "uninstall", "mistral-vibe", "--user")
+    assert proc.returncode == 0, proc.stderr
+    assert hooks.read_text() == text + "\n# the user's, below ours\n"
