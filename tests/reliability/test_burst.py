@@ -71,7 +71,9 @@ def test_a_hundred_hooks_at_once_are_each_applied_once_in_order_none_unlocked(
     messages = [line.split("] ", 3)[3] for line in lines]
     assert len(messages) == len(envelopes)
     # In the order the harness fired them: each turn's prompt, tool, end, in turn.
-    assert [m for m in messages if m.startswith("User prompt: ")] == [f"User prompt: turn {n}" for n in range(TURNS)]
+    assert [m for m in messages if m.startswith("User prompt: ")] == [
+        f"User prompt: turn {n}" for n in range(TURNS)
+    ]
     assert messages.count("Agent turn completed") == TURNS
     limits = json.loads((agent.home / "agent-limits.json").read_text())
     assert limits["turn_count"] == TURNS
