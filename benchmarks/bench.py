@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from otlp import GrpcReceiver  # the tests' real OTLP/gRPC receiver
 
 from sciontool_py.harness.program import relay_prefix
-from sciontool_py.shell_relay import ADDRESS
+from sciontool_py.helper.bash import ADDRESS
 
 HOOK_TARGET = 1.5
 OWN_TARGET_MS = 5.0  # a hook's own cost (above `python -c pass`) when the resident runs it
@@ -126,12 +126,12 @@ def alternate(
 
 def residents_up(cases: list[Case]) -> None:
     """Wait (10 s at most) until every HOME the relayed cases use has its resident listening."""
-    from sciontool_py import relay
+    from sciontool_py.helper import client
 
     homes = {c.env["HOME"] for c in cases if c.env and c.env.get("SCIONTOOL_EXIT_WATCH") != "off"}
     deadline = time.monotonic() + 10
     for home in homes:
-        while (sock := relay.connect(home)) is None and time.monotonic() < deadline:
+        while (sock := client.connect(home)) is None and time.monotonic() < deadline:
             time.sleep(0.05)
         if sock is not None:
             sock.close()

@@ -62,7 +62,7 @@ from run import TOOL, install_harnesses  # noqa: E402
 from session import Run  # noqa: E402
 
 from sciontool_py import process  # noqa: E402
-from sciontool_py.resident import QUIET_SECONDS  # noqa: E402
+from sciontool_py.helper.server import QUIET_SECONDS  # noqa: E402
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
 VARIANTS = ("none", "true", "off", "on")
@@ -129,7 +129,7 @@ KINDS = (
         home_files=((".claude/settings.json", USER_SETTINGS),),
     ),
 )
-RESIDENT = "sciontool_py.resident"
+RESIDENT = "sciontool_py.helper.server"
 
 
 @dataclass
@@ -238,7 +238,7 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
     for pid, _ in descendants() if homes else ():
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            # Started: HOME an argument of its own; left by a hook: in its title (resident.adopt).
+            # Started: HOME an argument of its own; left by a hook: in its title (server.adopt).
             homes = set(argv) | {a.rpartition(b" --home ")[2] for a in argv}
             if not any(RESIDENT.encode() in a for a in argv) or not wanted & homes:
                 continue
@@ -279,7 +279,7 @@ COUNTED: set[tuple[int, str]] = set()
 
 def helpers_quiet(helpers: list[int]) -> float:
     """Wait until the reused HOMES' HELPERS have started and ended the telemetry worker their last
-    hooks left (a helper starts it once its hooks have gone quiet, resident.QUIET_SECONDS, and the
+    hooks left (a helper starts it once its hooks have gone quiet, server.QUIET_SECONDS, and the
     next session must not find it running); the CPU seconds of those workers."""
     time.sleep(QUIET_SECONDS + 0.5)  # its start, and a margin
     deadline = time.monotonic() + SETTLE_TIMEOUT

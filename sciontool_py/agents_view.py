@@ -145,12 +145,11 @@ def rows(home: str) -> list[Row]:
 
 
 def _guess(home: str, record: registry.Record) -> Outcome:
-    """The end the exit watcher says of an agent whose harness is gone (it was off, or killed
-    too): a crash when a turn or a call was under way, else a stop."""
-    from sciontool_py.receiver.handlers import agent_end
-    from sciontool_py.receiver.handlers.agent_state import AgentState
+    """The end the helper says of an agent whose harness is gone (it was off, or killed too): a
+    crash when a turn or a call was under way, else a stop."""
+    from sciontool_py.receiver import harness_exit
 
-    return agent_end.classify(AgentState.of(home, record), None)
+    return harness_exit.guess(home, record)
 
 
 def _rfc3339(stamp: float) -> str:

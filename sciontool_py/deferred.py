@@ -1,7 +1,7 @@
 """Steps of a hook that its harness does not wait for, where the hook can answer first.
 
 A hook process answers when it exits, so there each step runs where it is
-called. The resident helper (relayed.py) sends a relayed hook's answer once
+called. The helper (helper/relayed.py) sends a relayed hook's answer once
 every file its event changes is written, agent-info.json, agent.log,
 prompt.md, agent-limits.json and the agent's record among them, as a hook
 process would before it exits (Scion's contract: a reader that takes no lock

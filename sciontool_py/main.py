@@ -35,9 +35,10 @@ def main(exit_hook: bool = False) -> int:
             if exit_hook:
                 _exit_now(relayed)
             return relayed
-        from sciontool_py import fastpath, relay, telemetry, turns
+        from sciontool_py import fastpath, telemetry, turns
+        from sciontool_py.helper import client
 
-        claim = relay.claim_helper(args[1:])  # no helper answered: this process leaves one behind
+        claim = client.claim_helper(args[1:])  # no helper answered: this process leaves one behind
         if claim is not None:
             telemetry.start_later()  # the helper starts the telemetry worker once its hooks go quiet
         origin = turns.wait()  # here: after the hooks its harness started before it, not waited for
@@ -47,10 +48,10 @@ def main(exit_hook: bool = False) -> int:
 
         code = fastpath.guarded("hook", hook, args[1:])
         if claim is not None:
-            from sciontool_py import resident
+            from sciontool_py.helper import server
 
             # Forked with this process's modules; no stdio here after it.
-            if not resident.adopt(*claim):
+            if not server.adopt(*claim):
                 from sciontool_py.log.writer import AgentLog
 
                 telemetry.start_waiting(AgentLog(claim[0], quiet=True))  # no helper: now, then
@@ -80,13 +81,13 @@ def _exit_now(code: int) -> None:
 
 
 def _relay(args: list[str]) -> int | None:
-    """The hook run by HOME's resident helper (relay.py): its exit status; None when this process
+    """The hook run by HOME's helper (helper/client.py): its exit status; None when this process
     must run it, with stdin as the relay left it."""
-    from sciontool_py import relay
+    from sciontool_py.helper import client
 
     try:
-        return relay.relay(args)
-    except relay.Unrelayed as gone:
+        return client.relay(args)
+    except client.Unrelayed as gone:
         error = gone.error
         if error is not None:  # stdin refused the envelope: said as the hook says it
             from sciontool_py import fastpath

@@ -369,7 +369,7 @@ def machine() -> Iterator[Machine]:
 
 def wired(command: str) -> str:
     """A hook's shell command line as `harness install` writes it: the shell relay before it, on
-    Linux with bash (sciontool_py/relay.bash)."""
+    Linux with bash (sciontool_py/helper/relay.bash)."""
     from sciontool_py.harness.program import relay_prefix
 
     relay = relay_prefix()

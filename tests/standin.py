@@ -116,7 +116,7 @@ def watchers(home: Path) -> list[int]:
                 argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            # Started, its arguments; left by a hook (resident.adopt), its title in one.
+            # Started, its arguments; left by a hook (server.adopt), its title in one.
             titled = any(a.endswith(b" --home " + os.fsencode(home)) for a in argv)
             if any(MODULE.encode() in a for a in argv) and (os.fsencode(home) in argv or titled):
                 found.append(int(name))

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from standin import info, records
 
-from sciontool_py import agents_view, relayed
+from sciontool_py import agents_view
 from sciontool_py.deferred import AnswerFirst, defer
+from sciontool_py.helper import relayed
 
 
 def locked(home: Path) -> bool:

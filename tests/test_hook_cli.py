@@ -443,7 +443,7 @@ def test_a_forked_helper_serves_its_first_hook_with_what_the_hook_had_loaded(age
         "import sys; sys.argv = ['sciontool', 'hook', '--dialect=claude']\n"
         "from sciontool_py.main import main\n"
         "main()\n"
-        "import sciontool_py.resident\n"  # what the hook imports to fork the helper
+        "import sciontool_py.helper.server\n"  # what the hook imports to fork the helper
         "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
     )
     envelope = {"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash", "tool_input": {}}
@@ -456,7 +456,7 @@ def test_a_forked_helper_serves_its_first_hook_with_what_the_hook_had_loaded(age
         )
     loaded = set(result.stderr.decode().splitlines()[-1].split())
     assert "sciontool_py.receiver.hook" in loaded
-    for name in ("resident", "shell_relay", "relayed", "turns", "process"):
+    for name in ("helper.server", "helper.bash", "helper.relayed", "turns", "process"):
         assert imported_anywhere(MODULES[f"sciontool_py.{name}"]) - loaded == set(), name
 
 

@@ -22,9 +22,9 @@ from conftest import Agent
 from standin import StandIn
 
 from sciontool_py import fastpath
+from sciontool_py.helper import RELAY
 
 LIVE = Path(__file__).parent / "data" / "real-sessions"
-RELAY = Path(fastpath.__file__).with_name("relay.bash")
 PREFIXES = {
     "c": "codex",
     "claude": "claude",

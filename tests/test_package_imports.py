@@ -115,11 +115,8 @@ COMMANDS = {
     "main",
     "cli",
     "fastpath",
-    "relay",
-    "relayed",
-    "resident",
+    "helper",
     "run",
-    "shell_relay",
     "doctor",
 }
 
@@ -264,16 +261,19 @@ def fine(limits):
 # Known, each with its reason; anything new fails. Memos computed once and never flipped by a
 # caller are tolerated.
 KNOWN_STATE = {
-    # memos: the JSON scanner, and the specs loaded, by their file's content (the resident helper)
+    # memos: the JSON scanner, and the specs loaded, by their file's content (the helper)
     "sciontool_py.dialect.load": {"_scanner", "_LOADED"},
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
     "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
     # the steps a relayed hook runs once it has answered: set and restored by AnswerFirst alone,
-    # in the resident helper's one thread (tests/test_deferred.py)
+    # in the helper's one thread (tests/test_deferred.py)
     "sciontool_py.deferred": {"_held"},
     # the processes start_detached started and has not yet collected (a caller that lives on
     # keeps no zombie): added and removed by launch alone (tests/telemetry/test_launch.py)
     "sciontool_py.telemetry.launch": {"_started"},
+    # memo: the last agent-sessions.json the watcher read, by its file's identity (a cache the
+    # helper's rescan reads once a second; replaced whole when the file changes)
+    "sciontool_py.receiver.harness_exit": {"_SESSIONS"},
 }
 
 

@@ -22,7 +22,8 @@ from conftest import HANG_BOUND, Agent
 from otlp import GrpcReceiver
 from standin import StandIn, eventually, info, records, watchers
 
-from sciontool_py import fs, relay
+from sciontool_py import fs
+from sciontool_py.helper import client, wire
 
 HOOK = [sys.executable, "-m", "sciontool_py", "hook"]
 
@@ -86,7 +87,7 @@ for line in sys.stdin:
 
 def resident_runs(agent: Agent) -> bool:
     """The HOME's resident runs and listens (it binds its socket a moment after it starts)."""
-    sock = relay.connect(str(agent.home)) if watchers(agent.home) else None
+    sock = client.connect(str(agent.home)) if watchers(agent.home) else None
     if sock is None:
         return False
     sock.close()
@@ -157,7 +158,7 @@ def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Age
     )
     assert done.returncode == 0
     loaded = loaded_modules(done.stderr.decode())
-    assert "sciontool_py.relay" in loaded
+    assert "sciontool_py.helper.client" in loaded
     assert not loaded & {
         "sciontool_py.receiver.hook",
         "sciontool_py.dialect.normalize",
@@ -226,7 +227,7 @@ def test_the_first_hook_leaves_the_helper_listening_as_it_exits_and_it_leaves_wi
     harness = Harness(agent, tmp_path, OPENAI_API_KEY="sk-relay-test-key")
     try:
         assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
-        sock = relay.connect(str(agent.home))  # at once: no waiting for it to come up
+        sock = client.connect(str(agent.home))  # at once: no waiting for it to come up
         assert sock is not None
         sock.close()
         pid = int((agent.home / ".scion" / "relay").read_text().split()[1])
@@ -234,9 +235,9 @@ def test_the_first_hook_leaves_the_helper_listening_as_it_exits_and_it_leaves_wi
         helper = Path(f"/proc/{pid}")
         assert os.getsid(pid) == pid
         assert (helper / "comm").read_text() == "scion-helper\n"
-        assert (helper / "cmdline").read_bytes().rstrip(b"\0") == b"sciontool_py.resident --home " + bytes(
-            agent.home
-        )
+        assert (helper / "cmdline").read_bytes().rstrip(
+            b"\0"
+        ) == b"sciontool_py.helper.server --home " + bytes(agent.home)
         assert b"sk-relay-test-key" not in (helper / "environ").read_bytes()
         lock = str(agent.home / ".scion" / "exit-watcher.lock")
         # Besides its sockets and a pidfd on the harness it watches (a file it reads meanwhile
@@ -335,7 +336,7 @@ def test_the_helper_exports_once_its_hooks_go_quiet_and_what_is_left_as_it_leave
 
 def test_hooks_that_never_go_quiet_are_exported_while_they_come(agent: Agent, tmp_path: Path) -> None:
     """A harness firing a hook every 0.2 s for good never gives the helper a quiet second: it
-    starts the worker 5 s after the burst's first hook all the same (resident.QUIET_LIMIT_SECONDS),
+    starts the worker 5 s after the burst's first hook all the same (server.QUIET_LIMIT_SECONDS),
     and the worker exports while the hooks go on (the spool keeps 1,000 events, not a session's)."""
     receiver = GrpcReceiver()
     harness = Harness(agent, tmp_path, SCION_OTEL_GRPC_PORT=str(receiver.port))
@@ -442,7 +443,7 @@ def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
         code, out, err = second.hook(SESSION[0], "--dialect=claude")
         assert (code, out) == (0, "")
         loaded = loaded_modules(err)
-        assert "sciontool_py.relay" in loaded and "sciontool_py.receiver.hook" not in loaded
+        assert "sciontool_py.helper.client" in loaded and "sciontool_py.receiver.hook" not in loaded
         assert info(agent.home).get("activity") == "working"  # the helper ran it: a new session
     finally:
         second.close()
@@ -493,10 +494,10 @@ def test_a_lingering_helper_leaves_once_its_time_is_up(agent: Agent, tmp_path: P
 def test_the_linger_is_read_from_the_environment_within_its_bounds(
     monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
 ) -> None:
-    from sciontool_py import resident
+    from sciontool_py.helper import server
 
     monkeypatch.setenv("SCIONTOOL_HELPER_LINGER", value)
-    assert resident.lingering() == seconds
+    assert server.lingering() == seconds
 
 
 def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
@@ -516,12 +517,12 @@ def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
 
 def test_a_hostile_client_costs_the_resident_nothing(agent: Agent, harness: Harness) -> None:
     for garbage in (b"", b"\x00" * 3, (10**12).to_bytes(8, "big"), (40).to_bytes(8, "big") + b"x" * 40):
-        sock = relay.connect(str(agent.home))
+        sock = client.connect(str(agent.home))
         assert sock is not None
         try:
             sock.sendall(garbage)
             sock.shutdown(1)
-            relay.read_all(sock)
+            wire.read_all(sock)
         except OSError:
             pass
         finally:
@@ -567,7 +568,7 @@ def test_another_users_socket_at_the_name_is_never_sent_a_hook(agent: Agent, tmp
             SYSTEM_PYTHON,
             "-c",  # the code itself: another user cannot read this test's folders
             SQUATTER,
-            relay.address(str(agent.home)).hex(),
+            wire.address(str(agent.home)).hex(),
         ],
         stdout=subprocess.PIPE,
         text=True,

@@ -1,4 +1,4 @@
-"""The shell relay (sciontool_py/relay.bash, shell_relay.py), with real processes: bash hands each
+"""The shell relay (sciontool_py/helper/relay.bash, helper/bash.py), with real processes: bash hands each
 hook to the HOME's resident over 127.0.0.1, and what the harness sees and the files say is what a
 hook in its own process gives. A hook whose program cannot even start (GONE) proves it was relayed;
 no helper, a stale or planted address, or a listener that cannot prove itself runs the hook as
@@ -24,8 +24,8 @@ from conftest import HANG_BOUND, Agent, wired_in_bash
 from standin import eventually, info, watchers
 from test_relay import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 
-from sciontool_py import shell_relay
 from sciontool_py.harness.program import relay_prefix
+from sciontool_py.helper import bash
 
 SHELL = shlex.split(relay_prefix())
 GONE = ["/nonexistent/sciontool", "hook"]  # fails with 127 unless the helper ran the hook
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux a
 
 def address(agent: Agent) -> list[str]:
     try:
-        return (agent.home / shell_relay.ADDRESS).read_text().split()
+        return (agent.home / bash.ADDRESS).read_text().split()
     except OSError:
         return []
 
@@ -153,7 +153,7 @@ def test_no_helper_or_a_stale_or_planted_address_runs_the_hook_itself(agent: Age
         "a FIFO": "fifo",
         "a folder": "folder",
     }
-    path = agent.home / shell_relay.ADDRESS
+    path = agent.home / bash.ADDRESS
     for name, plant in plants.items():
         path.parent.mkdir(exist_ok=True)
         if path.is_dir() and not path.is_symlink():
@@ -204,7 +204,7 @@ class Impostor:
 def test_a_listener_that_cannot_prove_itself_gets_no_envelope(agent: Agent) -> None:
     impostor = Impostor()
     with impostor.sock, impostor.data:
-        path = agent.home / shell_relay.ADDRESS
+        path = agent.home / bash.ADDRESS
         path.parent.mkdir()
         path.write_text(
             f"{impostor.sock.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n"
@@ -246,13 +246,14 @@ def test_the_helper_takes_its_address_away_when_it_stops(agent: Agent, shell: Ha
     assert shell.hook(SESSION[1], "--dialect=claude") == (0, "", "")
     shell.close()  # the harness goes: the watcher says its end, and nothing is left to watch
     assert eventually(lambda: not watchers(agent.home))
-    assert not (agent.home / shell_relay.ADDRESS).exists()
+    assert not (agent.home / bash.ADDRESS).exists()
     done = through_shell(agent, GONE, SESSION[2])
     assert done.returncode == 127  # no helper: the shell ran the program it was given
 
 
 def test_install_wires_the_relay_and_no_relay_leaves_it_out(agent: Agent, tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.json"
+    # A user's own settings name this machine's relay (a project's name none: harness/test_portable.py).
+    settings = agent.home / ".claude" / "settings.json"
 
     def commands() -> list[str]:
         hooks = json.loads(settings.read_text())["hooks"]
@@ -263,9 +264,7 @@ def test_install_wires_the_relay_and_no_relay_leaves_it_out(agent: Agent, tmp_pa
         (["--no-relay"], ["sciontool"]),
         ([], [*SHELL, "sciontool"]),
     ):
-        done = agent.run(
-            "harness", "install", "claude", "--project", str(tmp_path), "--command", "sciontool", *extra
-        )
+        done = agent.run("harness", "install", "claude", "--user", "--command", "sciontool", *extra)
         assert done.returncode == 0, done.stderr
         assert {tuple(shlex.split(c)) for c in commands()} == {(*expected, "hook", "--dialect=claude")}
     assert len(commands()) == len(json.loads(settings.read_text())["hooks"])  # one of ours per event
@@ -359,7 +358,7 @@ def test_a_helper_gone_once_it_took_the_envelope_is_one_line_and_exit_1_never_a_
     thread = threading.Thread(target=dies_after_taking_it, daemon=True)
     thread.start()
     with helper, data:
-        path = agent.home / shell_relay.ADDRESS
+        path = agent.home / bash.ADDRESS
         path.parent.mkdir()
         path.write_text(f"{helper.getsockname()[1]} {os.getpid()} {started_at(os.getpid())} served token\n")
         done = through_shell(agent, GONE, SESSION[2])

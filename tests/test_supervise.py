@@ -1,5 +1,5 @@
 """No single point of failure for an agent's end (issue 50): the HOME's resident helper has a
-standby (sciontool_py/standby.py) that takes its place when it dies, and the helper starts a new
+standby (sciontool_py/helper/standby.py) that takes its place when it dies, and the helper starts a new
 standby when that one dies. With real processes: a stand-in harness (tests/standin.py) fires the
 real hook, and the test SIGKILLs the helper, the standby and the harness, each proved the test's
 own first (the helper holds the watcher lock of this test's own temp HOME, the standby is its
@@ -21,7 +21,7 @@ import pytest
 from conftest import HANG_BOUND, Agent
 from standin import StandIn, eventually, info, watchers
 
-from sciontool_py import relay, standby
+from sciontool_py.helper import client, standby
 from sciontool_py.receiver import harness_exit
 
 HOME_ENDS_WITHIN = 5.0  # the requirement: a harness's end said, a dead helper replaced
@@ -185,15 +185,15 @@ def test_a_dead_helper_is_replaced_by_its_standby_which_starts_its_own(
     assert rss_kib(spare) < 16 * 1024, rss_kib(spare)  # one Python that imported nothing: ~9 MiB
     assert (
         Path(f"/proc/{spare}/cmdline").read_bytes().rstrip(b"\0")
-    ) == b"sciontool_py.standby --home " + bytes(agent.home)
+    ) == b"sciontool_py.helper.standby --home " + bytes(agent.home)
     kill_helper(agent.home, helper)
     replaced = time.monotonic()
     assert eventually(lambda: helpers(agent.home) == [spare] and len(standbys(spare)) == 1)
     took = time.monotonic() - replaced
     assert took < HOME_ENDS_WITHIN + MARGIN, took
-    assert watchers(agent.home) == [spare]  # its title: sciontool_py.resident --home HOME
+    assert watchers(agent.home) == [spare]  # its title: sciontool_py.helper.server --home HOME
     assert eventually(lambda: (agent.home / ".scion" / "relay").read_text().split()[1] == str(spare))
-    sock = relay.connect(str(agent.home))
+    sock = client.connect(str(agent.home))
     assert sock is not None  # it listens for the HOME's hooks
     sock.close()
     harness.send(claude("PostToolUse", tool_name="Bash", tool_use_id="t1", tool_response={}))

@@ -10,7 +10,7 @@ A `--command` the user gives is written as given, with a warning when its
 program is not found either.
 
 On Linux, with bash, the shell command lines put the shell relay before it
-(sciontool_py/relay.bash, docs/receiver.md): a hook then costs the harness a
+(sciontool_py/helper/relay.bash, docs/receiver.md): a hook then costs the harness a
 bash start where the resident helper runs, instead of a Python start.
 """
 
@@ -37,11 +37,12 @@ def running_program() -> str:
 def relay_prefix() -> str:
     """`BASH RELAY.BASH`, quoted, for the hooks' shell command lines; "" where the relay cannot
     work (no /proc to hand the hook's streams over, no bash)."""
+    # The helper's relay, found as a file: the harness room imports nothing of the helper's.
+    relay = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helper", "relay.bash")
     bash = shutil.which("bash")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "relay.bash")
-    if not sys.platform.startswith("linux") or bash is None or not os.path.isfile(script):
+    if not sys.platform.startswith("linux") or bash is None or not os.path.isfile(relay):
         return ""
-    return f"{shlex.quote(os.path.abspath(bash))} {shlex.quote(os.path.normpath(script))}"
+    return f"{shlex.quote(os.path.abspath(bash))} {shlex.quote(relay)}"
 
 
 def hook_program(command: str | None, project: bool = False) -> tuple[str, str]:

@@ -5,7 +5,7 @@ one that exits without a session end (`qwen -p`, `vibe -p`), would leave its
 status `executing` or `working` for good. After answering, the hook makes
 sure one watcher runs for its HOME (ensure): a detached process, started as
 the telemetry worker is (a new session, /dev/null as stdio), or, outside Scion,
-forked from the hook that found none (resident.adopt), that holds a
+forked from the hook that found none (server.adopt), that holds a
 pidfd on every live agent's harness process (no polling where the kernel has
 pidfds) and, when one exits, says the end under the state lock:
 
@@ -20,7 +20,7 @@ One watcher per HOME (a lock file says which), whatever the number of agents,
 sessions or hooks; it rescans the agents once a second, drops a process no
 longer listed (an agent evicted, ended or taken over), and exits once nothing
 is left to watch. It never signals anything and writes only what a hook writes.
-Its standby (standby.py), a second small process, becomes the watcher should it die.
+Its standby (helper/standby.py), a second small process, becomes the watcher should it die.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sciontool_py.receiver.handlers.agent_end import Outcome
     from sciontool_py.receiver.handlers.agent_state import AgentState
 
-MODULE = "sciontool_py.resident"  # the process ensure() starts: the watcher and the hooks' server
+MODULE = "sciontool_py.helper.server"  # the process ensure() starts: the watcher and the hooks' server
 LOCK = ".scion/exit-watcher.lock"
 RAW_NAME = "harness-exit"  # the synthetic event's raw name: no dialect maps it
 SWITCH = "SCIONTOOL_EXIT_WATCH"  # off, 0, false or no: start no watcher
@@ -74,7 +74,7 @@ def start(home: str, dialect: str | None = None, dialect_file: str | None = None
 
 
 def options(home: str, dialect: str | None, dialect_file: str | None) -> list[str]:
-    """The watcher's command-line options (resident.main), as start() and its standby pass them."""
+    """The watcher's command-line options (server.main), as start() and its standby pass them."""
     args = ["--home", home]
     if dialect_file:
         args += ["--dialect-file", os.path.abspath(dialect_file)]
@@ -167,6 +167,15 @@ def end_agent(
             event = _say(log, agent, outcome, record.harness, record.session)
     _report(log, outcome, event if said else None, told)
     return outcome
+
+
+def guess(home: str, record: registry.Record) -> Outcome:
+    """The end this watcher would say of RECORD's agent, whose harness is gone without one,
+    written nowhere (`sciontool agents`, when no helper said it)."""
+    from sciontool_py.receiver.handlers import agent_end
+    from sciontool_py.receiver.handlers.agent_state import AgentState
+
+    return agent_end.classify(AgentState.of(home, record), None)
 
 
 def end_scion_agent(log: AgentLog, exit_code: int, requested: bool, limits: bool) -> Outcome:

@@ -109,7 +109,7 @@ def start_detached(
         actions.append((os.POSIX_SPAWN_DUP2, handed_fd, WORKER_FD))
     try:
         # An empty signal mask: the resident helper starts these while it holds SIGTERM, SIGINT
-        # and SIGHUP back to finish a hook (relayed.py), and a mask outlives exec.
+        # and SIGHUP back to finish a hook (helper/relayed.py), and a mask outlives exec.
         pid = os.posix_spawn(
             sys.executable,
             argv,

@@ -148,4 +148,7 @@ def test_the_relay_is_installed_beside_sciontool() -> None:
     """What a project's lines look up on PATH: the package's script, executable, beside `sciontool`."""
     relay = VENV_BIN / "sciontool-relay"
     assert os.access(relay, os.X_OK)
-    assert relay.read_bytes() == (Path(__file__).parents[2] / "sciontool_py" / "relay.bash").read_bytes()
+    assert (
+        relay.read_bytes()
+        == (Path(__file__).parents[2] / "sciontool_py" / "helper" / "relay.bash").read_bytes()
+    )

@@ -1,4 +1,4 @@
-"""The door to HOME's resident helper (relay.bash, relay.py, shell_relay.py, resident.py), attacked
+"""The door to HOME's resident helper (helper/: relay.bash, client.py, bash.py, server.py), attacked
 with real things: another local user who connects first and floods every port and socket it can
 see in /proc, a helper stopped (SIGSTOP) or stuck, one told to stop, a burst of hooks. Every hook
 must exit as it would, within its bound, and its event land once."""
@@ -22,7 +22,7 @@ from standin import eventually, watchers
 from test_relay import HOOK, Harness, claude, resident_runs, started
 from test_shell_relay import GONE, SHELL, address, started_at
 
-from sciontool_py import shell_relay
+from sciontool_py.helper import bash
 
 pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux and bash")
 BOUND = 5.0  # seconds a stopped or stuck helper may cost a hook in all (docs/receiver.md)
@@ -201,7 +201,7 @@ class Stuck:
         self.data = socket.create_server(("127.0.0.1", 0))
         self.ready = ready
         self.held: list[socket.socket] = []
-        path = agent.home / shell_relay.ADDRESS
+        path = agent.home / bash.ADDRESS
         path.parent.mkdir(exist_ok=True)
         me = os.getpid()
         path.write_text(f"{self.sock.getsockname()[1]} {me} {started_at(me)} served token\n")
@@ -257,7 +257,7 @@ def test_a_helper_told_to_stop_withdraws_its_address_before_it_goes(
     (helper,) = watchers(agent.home)
     os.kill(helper, stop)  # started by this test's first hook
     assert eventually(lambda: not watchers(agent.home))
-    assert not (agent.home / shell_relay.ADDRESS).exists()
+    assert not (agent.home / bash.ADDRESS).exists()
 
 
 def test_a_burst_of_100_hooks_at_once_loses_none(agent: Agent, shell: Harness) -> None:

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 from conftest import TIMED, Agent
 
-from sciontool_py import fastpath
+from sciontool_py.helper import RELAY
 
 pytestmark = [TIMED, pytest.mark.slow]
 
 TURNS = 25
-RELAY = Path(fastpath.__file__).with_name("relay.bash")
 HOOK = f"{Path(sys.executable).with_name('sciontool')} hook --dialect=claude"
 # Fires each envelope (a line of stdin) at `sh -c $HOOK` without waiting, then waits for all.
 HARNESS = """\

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import _socket
 import os
-import sys
+
+from sciontool_py.helper import wire
 
 CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
 # A stopped or stuck helper costs a hook at most BOUND seconds in all: READY_WAIT for its `ready`
@@ -29,7 +30,6 @@ CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
 # the hook is the helper's: it is never run twice). relay.bash keeps the same two bounds.
 READY_WAIT = 2.0
 BOUND = 5.0
-READY, GO = b"r", b"g"
 # Set by relay.bash for the hook it runs itself because the helper did not take it: not asked again.
 PASSED = "SCIONTOOL_HELPER_PASSED"
 NO_STATUS = (
@@ -37,14 +37,6 @@ NO_STATUS = (
 )
 _OFF = ("off", "0", "false", "no")
 _HEADER = 12  # three 4-byte lengths: stdout, stderr, and the exit status's own field
-
-
-def address(home: str) -> bytes:
-    """The helper's abstract socket name for HOME (and this user)."""
-    digest = 0xCBF29CE484222325  # FNV-1a, 64 bits: cheap, and no hash module to import
-    for byte in os.fsencode(home):
-        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"\0sciontool-py-{os.geteuid()}-{digest:016x}".encode()
 
 
 def wanted(env: dict[str, str] | os._Environ[str], home: str) -> bool:
@@ -55,52 +47,18 @@ def wanted(env: dict[str, str] | os._Environ[str], home: str) -> bool:
     return env.get("SCIONTOOL_EXIT_WATCH", "").strip().lower() not in _OFF
 
 
-def peer_uid(sock: _socket.socket) -> int:
-    """The user id of the process at the other end (SO_PEERCRED: pid, uid, gid)."""
-    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    return int.from_bytes(cred[4:8], sys.byteorder)
-
-
-def peer_pid(sock: _socket.socket) -> int:
-    cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    return int.from_bytes(cred[0:4], sys.byteorder)
-
-
 def connect(home: str) -> _socket.socket | None:
     """A connection to HOME's helper, checked to be this user's; None when there is none."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_WAIT)
-        sock.connect(address(home))
-        if peer_uid(sock) == os.geteuid():
+        sock.connect(wire.address(home))
+        if wire.peer_uid(sock) == os.geteuid():
             return sock
     except OSError:
         pass
     sock.close()
     return None
-
-
-def encode(parts: list[bytes]) -> bytes:
-    """Length-prefixed parts (4 bytes each, big-endian), as decode() reads them."""
-    return b"".join(len(part).to_bytes(4, "big") + part for part in parts)
-
-
-def decode(data: bytes) -> list[bytes]:
-    parts, at = [], 0
-    while at < len(data):
-        size = int.from_bytes(data[at : at + 4], "big")
-        parts.append(data[at + 4 : at + 4 + size])
-        at += 4 + size
-    if at != len(data):
-        raise ValueError("a relayed message cut short")
-    return parts
-
-
-def read_all(sock: _socket.socket) -> bytes:
-    chunks = []
-    while chunk := sock.recv(1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def stdin_of(positional: list[str]) -> bytes:
@@ -157,16 +115,15 @@ def relay(args: list[str]) -> int | None:
             raise Unrelayed(b"", exc) from None
         cwd = _cwd()
         env = [os.fsencode(f"{k}={v}") for k, v in os.environ.items()]
-        parts = [b"hook1", os.fsencode(cwd), encode([os.fsencode(a) for a in args]), encode(env), data]
-        request = encode(parts)
+        request = wire.request(cwd, args, env, data)
         try:
             # Counted from here, not from stdin: a harness may write the envelope late.
             began = monotonic()
             sock.settimeout(READY_WAIT)
             sock.sendall(len(request).to_bytes(8, "big") + request)
-            if sock.recv(1) != READY:
+            if sock.recv(1) != wire.READY:
                 raise OSError("not taken")  # declined, gone, or stuck: the hook runs here
-            sock.sendall(GO)
+            sock.sendall(wire.GO)
         except (OSError, ValueError):
             raise Unrelayed(data, None) from None
         # The hook is the helper's now: past here it never runs here, unless the helper says it ran
@@ -174,7 +131,7 @@ def relay(args: list[str]) -> int | None:
         try:
             sock.settimeout(max(BOUND - (monotonic() - began), 0.001))
             sock.shutdown(_socket.SHUT_WR)
-            reply = decode(read_all(sock))
+            reply = wire.decode(wire.read_all(sock))
         except (OSError, ValueError):
             reply = []
     finally:
@@ -205,7 +162,7 @@ def relay(args: list[str]) -> int | None:
 
 def claim_helper(args: list[str]) -> tuple[str, int] | None:
     """HOME and its watcher lock, for the helper a hook process that runs its hook `hook ARGS`
-    itself leaves behind once done (resident.adopt): where a helper is wanted and none holds the
+    itself leaves behind once done (server.adopt): where a helper is wanted and none holds the
     lock. Taken before the hook's work (its own ensure() then starts none) and let go with the
     process, should it die first. Not for what runs no hook (`hook --help`, an unknown option):
     taking the lock would write HOME's .scion folder and lock file."""

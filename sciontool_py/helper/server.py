@@ -5,7 +5,7 @@ behind by the hook that found none (adopt, a fork of that hook's process), or
 started by one (harness_exit.ensure: inside Scion, or where nothing relays).
 It waits on a pidfd per live agent's harness and says the end of each that
 exits without one (harness_exit), and, outside Scion, it listens on the HOME's
-abstract socket (relay.py) and runs each relayed hook as the hook process
+abstract socket (client.py) and runs each relayed hook as the hook process
 would have: in that hook's folder and environment, on the envelope it read,
 its harness looked for from its own parent. One hook at a time: they would
 take the HOME's state lock one after the other anyway. It exits once no agent
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 
-from sciontool_py import process, registry, relay, relayed, shell_relay, standby, telemetry, turns
+from sciontool_py import process, registry, telemetry, turns
+from sciontool_py.helper import bash, relayed, standby, wire
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -60,8 +61,8 @@ def listen(home: str) -> _socket.socket | None:
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.bind(relay.address(home))
-        sock.listen(shell_relay.BACKLOG)
+        sock.bind(wire.address(home))
+        sock.listen(bash.BACKLOG)
         sock.setblocking(False)
     except OSError:
         sock.close()
@@ -229,12 +230,12 @@ def door(listener: _socket.socket, home: str) -> turns.Door:
 def _take(listener: _socket.socket, home: str) -> Request | None:
     """The next hook's connection, when its peer is this user's; None for anything else."""
     try:
-        conn = shell_relay.accepted(listener)
+        conn = bash.accepted(listener)
     except OSError:
         return None  # it gave up meanwhile
     try:
-        if relay.peer_uid(conn) == os.geteuid():  # another user's process: never its hook
-            return Request(conn, relay.peer_pid(conn), home)
+        if wire.peer_uid(conn) == os.geteuid():  # another user's process: never its hook
+            return Request(conn, wire.peer_pid(conn), home)
     except OSError:
         pass  # gone already
     conn.close()
@@ -242,7 +243,7 @@ def _take(listener: _socket.socket, home: str) -> Request | None:
 
 
 class Request:
-    """One relayed hook (relay.py), from its request to its answer (turns.Pending): read whole
+    """One relayed hook (client.py), from its request to its answer (turns.Pending): read whole
     as it comes (the hook has read its stdin already), `ready` in its turn, run on its `go`."""
 
     def __init__(self, conn: _socket.socket, client: int, home: str) -> None:
@@ -280,14 +281,14 @@ class Request:
                     if not 0 < self.size <= REQUEST_LIMIT:
                         raise ValueError("a relayed request too large")
                     return True
-                self.request = unpack(relay.decode(data))
+                self.request = wire.unpack(wire.decode(data))
                 if self.request is None or not relayed.runnable(self.home, self.request[0], self.request[2]):
                     raise ValueError("declined")  # closed before `ready`: it runs by itself
                 self.turn = turns.of(self.client)
                 self.stage, self.queued_at = turns.QUEUED, time.monotonic()
                 self.deadline = self.queued_at + turns.TURN_WAIT + READ_WAIT  # offered by then
                 return True
-            if self.stage == turns.OFFERED and self.conn.recv(1) == relay.GO:
+            if self.stage == turns.OFFERED and self.conn.recv(1) == wire.GO:
                 self.stage = turns.COMMITTED
                 return True
         except (OSError, ValueError):
@@ -299,7 +300,7 @@ class Request:
         import time
 
         try:
-            self.conn.sendall(relay.READY)
+            self.conn.sendall(wire.READY)
         except OSError:
             self.close()
             return False
@@ -313,7 +314,7 @@ class Request:
         conn = self.conn
 
         def answer(out: bytes, err: bytes, code: int) -> None:
-            conn.sendall(relay.encode([out, err, str(code).encode()]))
+            conn.sendall(wire.encode([out, err, str(code).encode()]))
             conn.shutdown(_socket.SHUT_WR)  # the hook reads to the end: it has all it waits for
 
         try:
@@ -327,7 +328,7 @@ class Request:
                 ):
                     return
             # Nothing ran (its folder went away meanwhile): the hook runs it itself.
-            conn.sendall(relay.encode([b"", b"", b"declined"]))
+            conn.sendall(wire.encode([b"", b"", b"declined"]))
         except (OSError, ValueError):
             return  # the hook is gone: what it was answered, it has
         finally:
@@ -335,17 +336,6 @@ class Request:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes] | None:
-    """A relayed request's folder, hook arguments, environment and stdin; None for what no relay
-    sends."""
-    if len(request) != 5 or request[0] != b"hook1":
-        return None
-    env = relay.decode(request[3])
-    environ = dict(os.fsdecode(item).partition("=")[::2] for item in env)
-    args = [os.fsdecode(a) for a in relay.decode(request[2])]
-    return os.fsdecode(request[1]), args, environ, request[4]
 
 
 def main(argv: list[str]) -> int:
@@ -360,8 +350,8 @@ def main(argv: list[str]) -> int:
     listener = shells = None
     if not registry.in_scion(home):
         preload()  # before it listens: a hook that comes meanwhile runs by itself, not waiting
-        listener, shells = listen(home), shell_relay.listen()
-        if shells is not None and not shell_relay.announce(home, shells, os.getpid()):
+        listener, shells = listen(home), bash.listen()
+        if shells is not None and not bash.announce(home, shells, os.getpid()):
             shells = None
     return _serve(home, held, listener, shells, options.get("--dialect"), options.get("--dialect-file"))
 
@@ -377,7 +367,7 @@ def adopt(home: str, held: int) -> bool:
     helper was left."""
     # The one thread a hook starts (a hub call, left at its deadline), which a fork could leave
     # holding a lock, needs SCION_AGENT_ID: there nothing is relayed, nor a helper adopted.
-    listener, shells = listen(home), shell_relay.listen()
+    listener, shells = listen(home), bash.listen()
     socks = [sock for sock in (listener, None if shells is None else shells.sock) if sock is not None]
     _let_go({held, *(sock.fileno() for sock in socks)})
     try:
@@ -402,7 +392,7 @@ def adopt(home: str, held: int) -> bool:
         # Written here, with the child's pid, before this hook exits. A child that stopped first
         # (no agent to watch) leaves the file naming a pid gone: a shell finds it dead and runs
         # its hook itself, and the next helper writes its own.
-        shell_relay.announce(home, shells, child)
+        bash.announce(home, shells, child)
     for sock in socks:
         sock.close()  # this process's copy: the child's listens on
     os.close(held)
@@ -431,7 +421,7 @@ def _serve(
     home: str,
     held: int,
     listener: _socket.socket | None,
-    shells: shell_relay.Shells | None,
+    shells: bash.Shells | None,
     dialect: str | None,
     dialect_file: str | None,
 ) -> int:
@@ -444,14 +434,14 @@ def _serve(
     served = turns.Served()  # one for both: a harness's hooks may come either way
     doors = [door(listener, home)] if listener is not None else []
     if shells is not None:
-        doors.append(shell_relay.door(shells, home))
-        shell_relay.withdraw_on_stop(home, shells)
+        doors.append(bash.door(shells, home))
+        bash.withdraw_on_stop(home, shells)
     # Either door readable: both are taken from while a hook of either is on its way.
     servers: dict[int, Callable[[], None]] = {fd: lambda: turns.in_order(doors, served) for fd, _ in doors}
 
     def stop() -> None:
         if shells is not None:
-            shell_relay.withdraw(home, shells)
+            bash.withdraw(home, shells)
         if listener is not None:
             listener.close()
 

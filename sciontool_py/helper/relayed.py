@@ -1,7 +1,7 @@
 """A relayed hook, run inside the resident helper as the hook's own process would have run it.
 
-Both relays end here: the hook process's (relay.py, over the HOME's unix
-socket) and the shell's (relay.bash, shell_relay.py). The hook runs in its
+Both relays end here: the hook process's (client.py, over the HOME's unix
+socket) and the shell's (relay.bash, shells.py). The hook runs in its
 folder and environment, on the stdin it was given, its harness looked for
 from its own parent; what it writes is kept for the relay to deliver, which
 it does once the event's files are written and before the steps the harness
@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from sciontool_py import process, relay
+from sciontool_py import process
+from sciontool_py.helper import client
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 def runnable(home: str, cwd: str, environ: dict[str, str]) -> bool:
     """Whether a hook in CWD and ENVIRON is one this helper runs as it would run."""
-    return bool(cwd and environ.get("HOME", "/home/scion") == home and relay.wanted(environ, home))
+    return bool(cwd and environ.get("HOME", "/home/scion") == home and client.wanted(environ, home))
 
 
 def run(
@@ -44,7 +45,7 @@ def run(
     is called once, when every file the event changes is written (deferred.py).
 
     STDIN is called once the hook's folder and environment are taken: a shell sends its
-    envelope meanwhile (shell_relay.py), so taking them costs its hook nothing. ORIGIN: where its
+    envelope meanwhile (shells.py), so taking them costs its hook nothing. ORIGIN: where its
     harness is looked for (0: CLIENT's parent; the harness itself, as found when the hook came,
     for one that waited for its turn, turns.py)."""
     found = process.stat(client)

@@ -1,7 +1,7 @@
 """The resident helper's standby: a second, small process per HOME that takes the helper's place
 when it dies (the OOM killer, a `kill -9`), so that no one process is the end of an agent's watch.
 
-The helper (resident.py) starts it as it starts the telemetry worker (launch.start_detached: a
+The helper (server.py) starts it as it starts the telemetry worker (launch.start_detached: a
 session of its own, /dev/null as stdio, the worker's environment), with one end of a socket pair
 as its fd 3; the helper holds the other end, and nothing else holds either (both are
 close-on-exec, and neither process forks). The standby blocks in one read on it: no CPU and no
@@ -17,8 +17,8 @@ wakeups while it waits, its only cost the memory of a Python that imported nothi
 
 The helper reads EOF on its end when the standby dies, collects it and starts another, at most
 one a second. Neither ever signals anything. `ps` shows them as `scion-helper` and
-`scion-standby`, their command lines `sciontool_py.resident --home HOME` and
-`sciontool_py.standby --home HOME`.
+`scion-standby`, their command lines `sciontool_py.helper.server --home HOME` and
+`sciontool_py.helper.standby --home HOME`.
 """
 
 from __future__ import annotations

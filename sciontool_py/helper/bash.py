@@ -33,7 +33,8 @@ from __future__ import annotations
 import os
 from _operator import _compare_digest  # hmac.compare_digest's own: hmac loads OpenSSL (8 ms)
 
-from sciontool_py import fs, process, relay, relayed, turns
+from sciontool_py import fs, process, turns
+from sciontool_py.helper import client, relayed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class Shell:
 
         try:
             args = self.argv[self.argv.index("hook") + 1 :]
-            positional = relay.relayable(args)
+            positional = client.relayable(args)
             self.cwd, environ = process.cwd(self.pid), _environ(self.pid)
             if (
                 positional is not None
