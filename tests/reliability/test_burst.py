@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,18 @@ def test_a_hundred_hooks_at_once_are_each_applied_once_in_order_none_unlocked(
     lines = agent.log_lines
     assert [line for line in lines if "still held" in line] == []
     messages = [line.split("] ", 3)[3] for line in lines]
-    assert len(messages) == len(envelopes)
+    # The harness has exited: the helper may have said its end already (the one line beside the hooks').
+    ended = "Session ended (reason: the harness exited without a session end)"
+    assert messages.count(ended) <= (0 if served == "own process" else 1)
+    messages = [m for m in messages if m != ended]
+    expected = Counter(
+        {"Running tool: Bash": TURNS, "Tool Bash completed": TURNS, "Agent turn completed": TURNS}
+    )
+    expected.update(f"User prompt: turn {n}" for n in range(TURNS))
+    assert Counter(messages) == expected, lines  # each event once, and no other line
     # In the order the harness fired them: each turn's prompt, tool, end, in turn.
     assert [m for m in messages if m.startswith("User prompt: ")] == [
         f"User prompt: turn {n}" for n in range(TURNS)
     ]
-    assert messages.count("Agent turn completed") == TURNS
     limits = json.loads((agent.home / "agent-limits.json").read_text())
     assert limits["turn_count"] == TURNS
