@@ -266,7 +266,7 @@ KNOWN_STATE = {
     "sciontool_py.gojson": {"_escape_pattern"},  # memo: a compiled pattern, off the hook's usual path
     "sciontool_py.gojson_bounded": {"_compiled"},  # memo: its patterns, for large documents only
     # the steps a relayed hook runs once it has answered: set and restored by AnswerFirst alone,
-    # in the helper's one thread (tests/test_deferred.py)
+    # in the helper's one thread (tests/helper/test_relayed.py)
     "sciontool_py.deferred": {"_held"},
     # the processes start_detached started and has not yet collected (a caller that lives on
     # keeps no zombie): added and removed by launch alone (tests/telemetry/test_launch.py)

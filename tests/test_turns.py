@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
+from helper.test_bash import GONE, SHELL, address
+from helper.test_client import HOOK, SESSION, claude, log_messages, resident_runs
 from standin import eventually, info, records
-from test_relay import HOOK, SESSION, claude, log_messages, resident_runs
-from test_shell_relay import GONE, SHELL, address
 
 from sciontool_py import turns
 

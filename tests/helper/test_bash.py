@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent, wired_in_bash
 from standin import eventually, info, watchers
-from test_relay import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 
+from helper.test_client import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 from sciontool_py.harness.program import relay_prefix
 from sciontool_py.helper import bash
 

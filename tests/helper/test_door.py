@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent
 from standin import eventually, watchers
-from test_relay import HOOK, Harness, claude, resident_runs, started
-from test_shell_relay import GONE, SHELL, address, started_at
 
+from helper.test_bash import GONE, SHELL, address, started_at
+from helper.test_client import HOOK, Harness, claude, resident_runs, started
 from sciontool_py.helper import bash
 
 pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux and bash")

@@ -506,7 +506,7 @@ def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
     killed = watchers(agent.home)
     for pid in killed:
         os.kill(pid, signal.SIGKILL)  # started by this test's own hook
-    # Gone; its standby (tests/test_supervise.py) may be the helper by now, or not yet started.
+    # Gone; its standby (tests/helper/test_standby.py) may be the helper by now, or not yet started.
     assert eventually(lambda: not set(killed) & set(watchers(agent.home)))
     assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
     assert info(agent.home)["activity"] == "thinking"
