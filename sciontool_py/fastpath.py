@@ -127,9 +127,11 @@ def parse_args(
     return options, positional
 
 
-def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
+def hook_command(args: list[str], log: AgentLog, origin: int = 0, in_helper: bool = False) -> None:
     """`sciontool hook ARGS`; origin: where its harness is looked for (0: this process's parent;
-    the resident helper passes a relayed hook's parent)."""
+    the helper passes a relayed hook's parent); in_helper: run by HOME's helper, which watches
+    its agents already (no helper to start, and nothing to write for one: its HOME may be on its
+    way out)."""
     from sciontool_py.receiver.hook import receive_named, run_hook
     from sciontool_py.receiver.stdin import read_stdin
 
@@ -169,7 +171,7 @@ def hook_command(args: list[str], log: AgentLog, origin: int = 0) -> None:
 
     # Once answered: the export happens where the harness does not wait.
     defer(lambda: after_answer(log, answer.event))
-    if answer.watch:
+    if answer.watch and not in_helper:
         from sciontool_py.receiver import harness_exit
 
         defer(lambda: harness_exit.ensure(log, dialect, dialect_file))

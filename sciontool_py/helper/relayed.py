@@ -95,7 +95,7 @@ def _run(
         start = origin or parent  # where its harness is looked for: by default its parent
 
         def hook(args: list[str], log: AgentLog) -> None:
-            fastpath.hook_command(args, log, start)
+            fastpath.hook_command(args, log, start, in_helper=True)
 
         with AnswerFirst():
             code = fastpath.guarded("hook", hook, args)
