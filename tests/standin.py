@@ -151,3 +151,18 @@ def record_of(home: Path, pid: int) -> dict[str, object]:
     """The record of the agent whose harness is PID."""
     [found] = [r for key, r in records(home).items() if key.startswith(f"p{pid}-")]
     return found
+
+
+def holds(pid: int, path: Path) -> bool:
+    """Whether PID has PATH open (a lock file; HOME, whose flock is the state lock)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
+                return True
+        except OSError:
+            pass  # closed while we looked
+    return False

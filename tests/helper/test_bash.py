@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent, wired_in_bash
-from standin import eventually, info, watchers
+from standin import eventually, holds, info, watchers
 
 from helper.test_client import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
 from sciontool_py.harness.program import relay_prefix
@@ -390,7 +390,7 @@ def test_a_helper_told_to_stop_finishes_the_hook_it_took_first(agent: Agent, she
         assert hook.stdin is not None
         hook.stdin.write(json.dumps(SESSION[2]).encode())
         hook.stdin.close()
-        assert eventually(lambda: waits_for_the_lock(helper, agent.home))
+        assert eventually(lambda: holds(helper, agent.home))
         os.kill(helper, signal.SIGTERM)  # started by this test's first hook
     finally:
         os.close(held)  # the lock goes with it
@@ -400,21 +400,6 @@ def test_a_helper_told_to_stop_finishes_the_hook_it_took_first(agent: Agent, she
         assert (hook.stdout.read(), hook.stderr.read()) == (b"", b"")
     assert eventually(lambda: not watchers(agent.home))
     assert info(agent.home)["activity"] == "executing"
-
-
-def waits_for_the_lock(pid: int, home: Path) -> bool:
-    """Whether process PID has the folder HOME open: the state lock is a flock on it."""
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(home):
-                return True
-        except OSError:
-            pass
-    return False
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_BOUND, Agent
-from standin import StandIn, eventually, info, watchers
+from standin import StandIn, eventually, holds, info, watchers
 
 from sciontool_py.helper import client, standby
 from sciontool_py.receiver import harness_exit
@@ -58,21 +58,6 @@ def comm(pid: int) -> str:
 
 def named(pid: int, name: str) -> Callable[[], bool]:
     return lambda: comm(pid) == name
-
-
-def holds(pid: int, path: Path) -> bool:
-    """Whether PID has PATH open."""
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == str(path):
-                return True
-        except OSError:
-            pass  # closed while we looked
-    return False
 
 
 def helpers(home: Path) -> list[int]:
