@@ -130,6 +130,7 @@ KINDS = (
     ),
 )
 RESIDENT = "sciontool_py.helper.server"
+STANDBY = "sciontool_py.helper.standby"  # the helper's standby, which stays with it
 
 
 @dataclass
@@ -231,8 +232,8 @@ def reap() -> float:
 
 
 def lingering(homes: Collection[Path]) -> dict[int, float]:
-    """The resident helpers of the reused HOMES, which stay between sessions: pid -> CPU seconds,
-    their own."""
+    """The helpers of the reused HOMES and their standbys, which stay between sessions: pid -> CPU
+    seconds, their own."""
     found = {}
     wanted = {os.fsencode(home) for home in homes}
     for pid, _ in descendants() if homes else ():
@@ -240,7 +241,8 @@ def lingering(homes: Collection[Path]) -> dict[int, float]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             # Started: HOME an argument of its own; left by a hook: in its title (server.adopt).
             homes = set(argv) | {a.rpartition(b" --home ")[2] for a in argv}
-            if not any(RESIDENT.encode() in a for a in argv) or not wanted & homes:
+            ours = any(RESIDENT.encode() in a or STANDBY.encode() in a for a in argv)
+            if not ours or not wanted & homes:
                 continue
         except OSError:
             continue
@@ -272,6 +274,13 @@ def settle(homes: Collection[Path] = ()) -> float:
     return cpu + reap()
 
 
+def _is_standby(pid: int) -> bool:
+    try:
+        return STANDBY.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 # The helpers' telemetry workers counted already, by (pid, start time): an ended one stays their
 # zombie until the helper's next start reaps it.
 COUNTED: set[tuple[int, str]] = set()
@@ -284,7 +293,8 @@ def helpers_quiet(helpers: list[int]) -> float:
     time.sleep(QUIET_SECONDS + 0.5)  # its start, and a margin
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while True:
-        stats = {pid: stat_fields(pid) for helper in helpers for pid in process.children(helper)}
+        workers = [pid for helper in helpers for pid in process.children(helper) if not _is_standby(pid)]
+        stats = {pid: stat_fields(pid) for pid in workers}
         found = {pid: stat for pid, stat in stats.items() if stat is not None}
         if all(stat[0] == "Z" for stat in found.values()):
             break
