@@ -65,6 +65,7 @@ from sciontool_py import process  # noqa: E402
 from sciontool_py.helper.server import QUIET_SECONDS  # noqa: E402
 
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
+RELAY = SCIONTOOL.with_name("sciontool-relay")
 VARIANTS = ("none", "true", "off", "on")
 LABELS = {
     "none": "no hooks",
@@ -154,6 +155,8 @@ class BenchRun(Run):
         wrapper = self.root / "bin" / "sciontool"
         wrapper.unlink()
         wrapper.symlink_to(SCIONTOOL)
+        # Beside it, as in the venv a user's PATH finds: a project's hooks read the relay by name.
+        (self.root / "bin" / RELAY.name).symlink_to(RELAY)
         del env["E2E_SCIONTOOL"], env["E2E_CALLS"]
         return env
 
