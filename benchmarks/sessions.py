@@ -156,7 +156,9 @@ class BenchRun(Run):
         wrapper.unlink()
         wrapper.symlink_to(SCIONTOOL)
         # Beside it, as in the venv a user's PATH finds: a project's hooks read the relay by name.
-        (self.root / "bin" / RELAY.name).symlink_to(RELAY)
+        relay = self.root / "bin" / RELAY.name
+        relay.unlink(missing_ok=True)
+        relay.symlink_to(RELAY)
         del env["E2E_SCIONTOOL"], env["E2E_CALLS"]
         return env
 
