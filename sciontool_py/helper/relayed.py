@@ -1,7 +1,7 @@
-"""A relayed hook, run inside the resident helper as the hook's own process would have run it.
+"""A relayed hook, run inside the helper as the hook's own process would have run it.
 
 Both relays end here: the hook process's (client.py, over the HOME's unix
-socket) and the shell's (relay.bash, shells.py). The hook runs in its
+socket) and the shell's (relay.bash, bash.py). The hook runs in its
 folder and environment, on the stdin it was given, its harness looked for
 from its own parent; what it writes is kept for the relay to deliver, which
 it does once the event's files are written and before the steps the harness
@@ -45,33 +45,14 @@ def run(
     is called once, when every file the event changes is written (deferred.py).
 
     STDIN is called once the hook's folder and environment are taken: a shell sends its
-    envelope meanwhile (shells.py), so taking them costs its hook nothing. ORIGIN: where its
+    envelope meanwhile (bash.py), so taking them costs its hook nothing. ORIGIN: where its
     harness is looked for (0: CLIENT's parent; the harness itself, as found when the hook came,
     for one that waited for its turn, turns.py)."""
     found = process.stat(client)
     if found is None or not runnable(home, cwd, environ):
         return False
-    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
-
-    # A helper told to stop (kill, a closed terminal's hangup) finishes the hook first: once it
-    # has answered, the harness will not run it again. The signal is taken after.
-    held = _signal.pthread_sigmask(_signal.SIG_BLOCK, (_signal.SIGHUP, _signal.SIGINT, _signal.SIGTERM))
-    try:
-        return _run(home, found[2], cwd, args, environ, stdin, answer, origin)
-    finally:
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
-
-
-def _run(
-    home: str,
-    parent: int,
-    cwd: str,
-    args: list[str],
-    environ: dict[str, str],
-    stdin: Callable[[], BinaryIO | None],
-    answer: Callable[[bytes, bytes, int], None],
-    origin: int,
-) -> bool:
+    # A helper told to stop finishes the hook first: turns.in_order, which runs this, holds
+    # SIGHUP, SIGINT and SIGTERM for as long as it serves.
     import io
 
     from sciontool_py import fastpath
@@ -92,7 +73,7 @@ def _run(
         sys.stdin = io.TextIOWrapper(envelope)
         sys.stdout = io.TextIOWrapper(out, write_through=True)
         sys.stderr = io.TextIOWrapper(err, write_through=True)
-        start = origin or parent  # where its harness is looked for: by default its parent
+        start = origin or found[2]  # where its harness is looked for: by default its parent
 
         def hook(args: list[str], log: AgentLog) -> None:
             fastpath.hook_command(args, log, start, in_helper=True)
