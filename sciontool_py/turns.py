@@ -251,9 +251,9 @@ def wait() -> int:
         return origin(turn)
     import time
 
-    from sciontool_py import registry
+    from sciontool_py import fs, registry
 
-    progress = registry.progress(os.environ.get("HOME") or "/home/scion")
+    progress = registry.progress(fs.home_dir())
     mark = progress()
     now = time.monotonic()
     stall, limit, rescan = now + TURN_WAIT, now + TURN_LIMIT, now + RESCAN
