@@ -9,7 +9,7 @@ events, each running `sciontool hook` with the same arguments (through a shell,
 the relay, then sciontool itself, its command line changing as each execs the
 next). So a hook's turn comes once no earlier child of its harness running a
 hook with its arguments still runs: every earlier event has been applied then.
-A hook in its own process waits for it (wait); the resident helper, which runs
+A hook in its own process waits for it (wait); the helper, which runs
 relayed hooks one at a time, serves a waiting hook once its earlier ones are
 served (in_order).
 

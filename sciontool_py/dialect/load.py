@@ -269,7 +269,7 @@ def load_dialect(path: str, write_cache: bool = True) -> DialectSpec:
     return _remember(f"{key}|{path}", spec)
 
 
-# Specs loaded in this process, by their file's content and path: the resident helper runs hook
+# Specs loaded in this process, by their file's content and path: the helper runs hook
 # after hook, and reading and decoding a compiled entry is a fifth of a relayed hook's work. A
 # changed file has another key; a handful of dialects at most, so a small bound.
 _LOADED: dict[str, DialectSpec] = {}

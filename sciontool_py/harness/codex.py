@@ -92,7 +92,7 @@ class Codex(SettingsHarness):
     def notify_argv(self, scope: Scope) -> list[str] | None:
         """Codex's notify program, when the dialect maps what notify sends: through the shell
         relay where the shell hooks go through it (a turn's end then starts no Python beside a
-        harness about to exit, while the resident helper runs)."""
+        harness about to exit, while the helper runs)."""
         if not routed_events(self.dialect, (NOTIFY_EVENT,)):
             return None
         if scope.portable:  # Codex appends the turn's JSON: the line passes it on as "$@"

@@ -11,7 +11,7 @@ program is not found either.
 
 On Linux, with bash, the shell command lines put the shell relay before it
 (sciontool_py/helper/relay.bash, docs/receiver.md): a hook then costs the harness a
-bash start where the resident helper runs, instead of a Python start.
+bash start where the helper runs, instead of a Python start.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The resident helper's side of relay.bash: hooks a shell hands over on 127.0.0.1.
+"""The helper's side of relay.bash: hooks a shell hands over on 127.0.0.1.
 
 A hook that is a bash process, not a Python one, costs the harness a few
 milliseconds instead of twenty (docs/performance.md). Bash reaches no unix
-socket, only TCP, so outside Scion the resident also listens on a free port of
+socket, only TCP, so outside Scion the helper also listens on a free port of
 127.0.0.1 and writes it in $HOME/.scion/relay (mode 0600, replaced atomically,
 removed when it stops), with its pid and two fresh tokens. The shell proves it
 read that file by sending one token; the helper answers with the other only to

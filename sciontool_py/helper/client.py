@@ -1,9 +1,9 @@
-"""The hook's relay: hand the envelope to the HOME's resident helper, which runs the hook for it.
+"""The hook's relay: hand the envelope to the HOME's helper, which runs the hook for it.
 
 A harness waits for every hook it fires (Claude Code, Codex and Gemini CLI do,
 tens of times a turn). Importing the receiver costs a hook process more than
-everything else it does, so outside Scion the HOME's resident process (the
-exit watcher, sciontool_py/receiver/harness_exit.py, which runs as long as an agent
+everything else it does, so outside Scion the HOME's helper (which also
+watches its agents' harnesses, receiver/harness_exit.py, and runs as long as an agent
 does) keeps the receiver loaded and runs each hook's work for it. This module
 is all the hook process then loads: it reads the envelope exactly as the hook
 would (receiver/stdin.py's bounds), sends it with the hook's arguments, folder

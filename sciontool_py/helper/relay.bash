@@ -3,7 +3,7 @@
 #
 # What `harness install` wires on Linux. A Python start costs a hook more than
 # all its work, and the harness waits for every hook, so this shell asks HOME's
-# resident helper (sciontool_py/helper/bash.py) to run the hook instead, and
+# helper (sciontool_py/helper/bash.py) to run the hook instead, and
 # hands it the envelope. Anything else (no helper, a stale or planted address
 # file, a refusal, a helper slow to take the hook) runs the hook as given,
 # with stdin untouched.

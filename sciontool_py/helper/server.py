@@ -1,4 +1,4 @@
-"""The HOME's resident process: the exit watcher, and the server of the hooks relayed to it.
+"""The HOME's helper process: the exit watcher, and the server of the hooks relayed to it.
 
 One per HOME, holding the HOME's watcher lock for as long as it runs: left
 behind by the hook that found none (adopt, a fork of that hook's process), or
@@ -339,7 +339,7 @@ class Request:
 
 
 def main(argv: list[str]) -> int:
-    """The resident process as harness_exit.start starts it: --home, and --dialect or
+    """The helper as harness_exit.start starts it: --home, and --dialect or
     --dialect-file (for Scion-mode session ends)."""
     options = dict(zip(argv[::2], argv[1::2], strict=True))
     home = options["--home"]
@@ -357,7 +357,7 @@ def main(argv: list[str]) -> int:
 
 
 def adopt(home: str, held: int) -> bool:
-    """Leave HOME's resident behind this hook process, which holds its watcher lock (HELD) and has
+    """Leave HOME's helper behind this hook process, which holds its watcher lock (HELD) and has
     run its hook: a forked child, with the modules the hook loaded. A helper started anew would
     spend a Python start and its imports (40 ms of CPU) on the CPU the harness wants, as a
     throwaway HOME's first session goes on. Its sockets listen, and its address file is written,

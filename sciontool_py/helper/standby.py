@@ -1,4 +1,4 @@
-"""The resident helper's standby: a second, small process per HOME that takes the helper's place
+"""The helper's standby: a second, small process per HOME that takes the helper's place
 when it dies (the OOM killer, a `kill -9`), so that no one process is the end of an agent's watch.
 
 The helper (server.py) starts it as it starts the telemetry worker (launch.start_detached: a
@@ -11,7 +11,7 @@ wakeups while it waits, its only cost the memory of a Python that imported nothi
 - the helper leaves as it should (no agent left, its linger over, its HOME or lock file gone):
   it writes STOP first, and the standby leaves too;
 - the helper dies: the kernel closes its end, the read returns nothing, and the standby execs the
-  resident, with the options the helper had. That one takes the HOME's watcher lock (a hook that
+  helper anew, with the options the helper had. That one takes the HOME's watcher lock (a hook that
   took it first has a helper of its own coming: it then leaves), says the end of every harness
   that exited meanwhile, and starts a standby of its own. A HOME that was removed is left alone.
 
@@ -39,7 +39,7 @@ LEAVE_WAIT = 1.0  # seconds a leaving helper waits to collect its standby (it re
 
 
 def main(argv: list[str]) -> int:
-    """The standby as Standby starts it: the resident's options (--home HOME first)."""
+    """The standby as Standby starts it: the helper's options (--home HOME first)."""
     home = argv[1]
     os.chdir("/")  # the helper's folder (a started one keeps its hook's) must stay removable
     retitle(f"{__name__} --home {home}", NAME)
@@ -48,9 +48,9 @@ def main(argv: list[str]) -> int:
     from sciontool_py.receiver.harness_exit import MODULE
     from sciontool_py.telemetry.launch import command
 
-    resident = command(MODULE, argv)
+    helper = command(MODULE, argv)
     # os.environ: the C library's environment lies in the memory retitle() blanked.
-    os.execve(resident[0], resident, os.environ)
+    os.execve(helper[0], helper, os.environ)
 
 
 def _helper_died() -> bool:
@@ -61,7 +61,7 @@ def _helper_died() -> bool:
         return True  # reset by a helper that died: gone all the same
     finally:
         try:
-            os.close(FD)  # not into the resident it may become
+            os.close(FD)  # not into the helper it may become
         except OSError:
             pass  # never had one
 
@@ -72,7 +72,7 @@ class Standby:
     told to stop as the helper leaves."""
 
     def __init__(self, args: list[str]) -> None:
-        self.args = args  # the resident's options, which the standby execs it with
+        self.args = args  # the helper's options, which the standby execs it with
         self.sock: _socket.socket | None = None
         self.pid = 0
         self.due = float("inf")  # when one is to be started, should none run

@@ -61,7 +61,7 @@ def apply_event(
 
     The status is the event's agent's (handlers/agent_state.py): inside Scion the files in
     HOME, outside it the agent's own record; origin: the process where the search for the
-    harness starts (0: this process's parent; agentino passes its own pid, the resident helper
+    harness starts (0: this process's parent; agentino passes its own pid, the helper
     its client's parent); options: the dialect's (where its usage is read, outside Scion).
     Every file a Scion reader reads, and the agent's record, is written here, before the hook
     answers (Scion's contract: when the hook exits, they hold its event). As in Scion, one

@@ -6,7 +6,7 @@ imports none of OpenTelemetry: it counts the event in the session metrics
 (when a hub is configured), spools the event when something can receive
 it, and starts at most one detached worker (telemetry.worker) that exports
 through the OpenTelemetry SDK and sends session reports to the hub; in the
-resident helper (start_later), once its hooks have gone quiet (start_waiting).
+helper (start_later), once its hooks have gone quiet (start_waiting).
 Nothing here changes the hook's stdout, exit status or state files; a
 problem is a DEBUG line in agent.log.
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class _Later:
-    """Outside Scion the resident helper starts the worker once its hooks have gone quiet, not at
+    """Outside Scion the helper starts the worker once its hooks have gone quiet, not at
     the first hook it answers: the worker's Python start and imports (about 40 ms of CPU) would
     land in the harness's busiest moments, and on two cores cost a one-tool session about 0.02 s
     (issue 30)."""
@@ -52,7 +52,7 @@ _later = _Later()
 
 
 def start_later() -> None:
-    """From now on this process leaves the worker to start_waiting (the resident helper)."""
+    """From now on this process leaves the worker to start_waiting (the helper)."""
     _later.on = True
 
 
@@ -83,7 +83,7 @@ def after_answer(log: AgentLog, event: CanonicalEvent | None) -> None:
 
 def start_waiting(log: AgentLog) -> None:
     """Start the worker for what the hooks answered here left (start_later), unless a worker
-    already drains the spool; never raises. The resident helper calls it once its hooks have
+    already drains the spool; never raises. The helper calls it once its hooks have
     gone quiet, and before it exits."""
     if not _later.waiting:
         return

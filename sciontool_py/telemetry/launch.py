@@ -108,7 +108,7 @@ def start_detached(
             handed_fd = spare = os.dup(handed_fd)
         actions.append((os.POSIX_SPAWN_DUP2, handed_fd, WORKER_FD))
     try:
-        # An empty signal mask: the resident helper starts these while it holds SIGTERM, SIGINT
+        # An empty signal mask: the helper starts these while it holds SIGTERM, SIGINT
         # and SIGHUP back to finish a hook (helper/relayed.py), and a mask outlives exec.
         pid = os.posix_spawn(
             sys.executable,
@@ -127,7 +127,7 @@ def start_detached(
 
 def command(module: str, args: list[str], idle: bool = False) -> list[str]:
     """The command line that runs MODULE's main(ARGS) in this Python, as start_detached runs it
-    (the resident's standby execs the resident with it)."""
+    (the helper's standby execs the helper with it)."""
     parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     boot = (_IDLE if idle else "") + _BOOT.format(parent=parent, module=module)
     return [sys.executable, "-c", boot, *args]
