@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, TIMED
 
-from sciontool_py import fastpath, fs
+from sciontool_py import fastpath
 
 GOLDEN = REPO / "tests" / "data" / "go-golden"
 SCIONTOOL = Path(sys.executable).with_name("sciontool")
@@ -170,7 +170,6 @@ def replay_sequence(index: int, sequence: dict[str, object], root: Path) -> list
             env=env(home, cache),
             timeout=60,
         )
-        fs.settled(str(home))  # a hook the resident helper ran may answer before it writes
         got = info.read_text(encoding="utf-8") if info.exists() else ""  # the recording's absent
         states.append((f"sequence {index} ({sequence['dialect']}) step {step + 1}", expected, got))
     return states

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent
 from helper.test_bash import GONE, SHELL, address
-from helper.test_client import HOOK, SESSION, claude, log_messages, resident_runs
+from helper.test_client import HOOK, SESSION, claude, helper_runs, log_messages
 from standin import eventually, info, records
 
 from sciontool_py import turns
@@ -125,7 +125,7 @@ def relayed(agent: Agent, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
     try:
         harness.fire(SESSION[0])
         assert harness.wait() == [0]
-        assert eventually(lambda: resident_runs(agent) and len(address(agent)) == 5)
+        assert eventually(lambda: helper_runs(agent) and len(address(agent)) == 5)
         if request.param == "shell relay":
             harness.prefix = [*SHELL, *GONE]
         yield harness

@@ -23,7 +23,7 @@ import pytest
 from conftest import HANG_BOUND, Agent, wired_in_bash
 from standin import eventually, holds, info, watchers
 
-from helper.test_client import HOOK, SESSION, Harness, claude, resident_runs, session_both_ways, started
+from helper.test_client import HOOK, SESSION, Harness, claude, helper_runs, session_both_ways, started
 from sciontool_py.harness.program import relay_prefix
 from sciontool_py.helper import bash
 
@@ -62,7 +62,7 @@ def through_shell(
 def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook (in its own process) started the HOME's resident, which now
     listens for shells; each later hook goes through relay.bash to a program that cannot run."""
-    with started(agent, tmp_path, lambda: resident_runs(agent) and len(address(agent)) == 5) as ready:
+    with started(agent, tmp_path, lambda: helper_runs(agent) and len(address(agent)) == 5) as ready:
         ready.prefix = [*SHELL, *GONE]
         yield ready
 

@@ -85,7 +85,7 @@ for line in sys.stdin:
                 stream.close()
 
 
-def resident_runs(agent: Agent) -> bool:
+def helper_runs(agent: Agent) -> bool:
     """The HOME's resident runs and listens (it binds its socket a moment after it starts)."""
     sock = client.connect(str(agent.home)) if watchers(agent.home) else None
     if sock is None:
@@ -109,7 +109,7 @@ def started(agent: Agent, tmp_path: Path, ready: Callable[[], bool]) -> Iterator
 @pytest.fixture
 def harness(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook started the HOME's resident, which now listens."""
-    with started(agent, tmp_path, lambda: resident_runs(agent)) as ready:
+    with started(agent, tmp_path, lambda: helper_runs(agent)) as ready:
         yield ready
 
 
@@ -142,12 +142,12 @@ def test_a_relayed_session_writes_exactly_what_hooks_in_their_own_process_write(
     agent: Agent, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     def relayed(_: Harness) -> None:
-        assert eventually(lambda: resident_runs(agent))  # it listens: the next hooks are relayed
+        assert eventually(lambda: helper_runs(agent))  # it listens: the next hooks are relayed
 
     session_both_ways(agent, tmp_path, tmp_path_factory.mktemp("alone"), relayed)
 
 
-def test_the_hook_process_loads_only_the_relay_when_the_resident_runs(agent: Agent, harness: Harness) -> None:
+def test_the_hook_process_loads_only_the_relay_when_the_helper_runs(agent: Agent, harness: Harness) -> None:
     envelope = json.dumps(SESSION[2])
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook", "--dialect=claude"],
@@ -286,7 +286,7 @@ def test_a_worker_the_helper_starts_for_a_relayed_hook_can_be_stopped(agent: Age
     try:
         harness.prefix = ["env", "SCION_TELEMETRY_ENABLED=false", *HOOK]  # the first hook starts none
         assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
-        assert eventually(lambda: resident_runs(agent))
+        assert eventually(lambda: helper_runs(agent))
         [helper] = watchers(agent.home)
         harness.prefix = HOOK
         assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")  # relayed: the helper exports it
@@ -437,7 +437,7 @@ def test_the_helper_stays_for_the_homes_next_session_and_relays_its_first_hook(
     either. It leaves the moment the HOME is removed."""
     session_ended(agent, tmp_path, "600")
     helper = watchers(agent.home)
-    assert len(helper) == 1 and resident_runs(agent)
+    assert len(helper) == 1 and helper_runs(agent)
     second = Harness(agent, tmp_path, IMPORTS, SCIONTOOL_HELPER_LINGER="600")
     try:
         code, out, err = second.hook(SESSION[0], "--dialect=claude")
@@ -464,7 +464,7 @@ def test_a_helper_whose_home_is_replaced_under_its_harness_leaves_and_one_watche
     harness = Harness(agent, tmp_path, cwd=project)
     try:
         assert harness.hook(SESSION[0], "--dialect=claude") == (0, "", "")
-        assert eventually(lambda: resident_runs(agent))
+        assert eventually(lambda: helper_runs(agent))
         first = watchers(agent.home)
         for envelope in SESSION[1:4]:
             fs.settled(str(agent.home))  # the last hook's files written: answered, it writes on
@@ -473,7 +473,7 @@ def test_a_helper_whose_home_is_replaced_under_its_harness_leaves_and_one_watche
             assert harness.hook(envelope, "--dialect=claude") == (0, "", "")
             assert eventually(lambda: len(watchers(agent.home)) == 1)
         assert set(watchers(agent.home)).isdisjoint(first)
-        assert eventually(lambda: resident_runs(agent))  # and it relays the new HOME's hooks
+        assert eventually(lambda: helper_runs(agent))  # and it relays the new HOME's hooks
         assert harness.hook(SESSION[4], "--dialect=claude") == (0, "", "")
         assert info(agent.home)["activity"] == "thinking"  # the batch ended: written in the new HOME
         assert len(watchers(agent.home)) == 1
@@ -510,7 +510,7 @@ def test_a_resident_killed_leaves_every_hook_to_run_in_its_own_process(
     assert eventually(lambda: not set(killed) & set(watchers(agent.home)))
     assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
     assert info(agent.home)["activity"] == "thinking"
-    assert eventually(lambda: resident_runs(agent))  # that hook started the next one
+    assert eventually(lambda: helper_runs(agent))  # that hook started the next one
     assert harness.hook(SESSION[2], "--dialect=claude") == (0, "", "")
     assert info(agent.home)["activity"] == "executing"
 
@@ -529,7 +529,7 @@ def test_a_hostile_client_costs_the_resident_nothing(agent: Agent, harness: Harn
             sock.close()
     assert harness.hook(SESSION[1], "--dialect=claude") == (0, "", "")
     assert info(agent.home)["activity"] == "thinking"
-    assert resident_runs(agent)
+    assert helper_runs(agent)
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (pyenv's lives under /root)

@@ -21,7 +21,7 @@ from conftest import HANG_BOUND, Agent
 from standin import eventually, watchers
 
 from helper.test_bash import GONE, SHELL, address, started_at
-from helper.test_client import HOOK, Harness, claude, resident_runs, started
+from helper.test_client import HOOK, Harness, claude, helper_runs, started
 from sciontool_py.helper import bash
 
 pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux and bash")
@@ -93,7 +93,7 @@ def other_user() -> Iterator[tuple[int, int]]:
 @pytest.fixture
 def shell(agent: Agent, tmp_path: Path) -> Iterator[Harness]:
     """A harness whose first hook (in its own process) left the HOME's resident listening."""
-    with started(agent, tmp_path, lambda: resident_runs(agent) and len(address(agent)) == 5) as ready:
+    with started(agent, tmp_path, lambda: helper_runs(agent) and len(address(agent)) == 5) as ready:
         ready.prefix = [*SHELL, *GONE]
         yield ready
 
