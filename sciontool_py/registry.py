@@ -285,9 +285,13 @@ def read(home: str, key: str) -> Record | None:
 def write(home: str, record: Record) -> None:
     """Replace the record (its folder made when missing). Not fsynced: after a crash the worst is
     an agent listed as it was a moment before, and the status file itself is fsynced."""
-    ensure_folder(home, ".scion")
-    ensure_folder(home, FOLDER)
-    write_atomic(home, f"{FOLDER}/{record.key}.json", gojson.dumps(record.to_value()), mode=0o600, sync=False)
+    data = gojson.dumps(record.to_value())
+    try:
+        write_atomic(home, f"{FOLDER}/{record.key}.json", data, mode=0o600, sync=False)
+    except FileNotFoundError:  # the first record: its folders are made once, not on every hook
+        ensure_folder(home, ".scion")
+        ensure_folder(home, FOLDER)
+        write_atomic(home, f"{FOLDER}/{record.key}.json", data, mode=0o600, sync=False)
 
 
 # Names looked at in the folder, whatever else is there: the readers of every record (a hook

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         stage: int  # READING, QUEUED, OFFERED or COMMITTED
         turn: Turn | None  # known from QUEUED on; None: it waits for no other hook
         queued_at: float  # time.monotonic() when it was QUEUED
-        deadline: float  # time.monotonic() past which it is closed unless COMMITTED
+        deadline: float  # time.monotonic() past which it is closed; COMMITTED: looked at again
 
         def fileno(self) -> int:
             """What to poll: readable, its stage can move on (or its client is gone)."""
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
         def offer(self) -> bool:
             """Say `ready`: its turn came. False once it is closed (it will not be run)."""
+
+        def complete(self, now: float) -> bool:
+            """Whether the hook, COMMITTED, can run: all it reads is here (or never will be)."""
 
         def run(self) -> None:
             """Run the hook its client committed and answer; closes it."""
@@ -143,12 +146,17 @@ def in_order(doors: list[Door], served: Served) -> None:
         while pending:
             now = time.monotonic()
             stopping = not STOPS.isdisjoint(_signal.sigpending())
-            for hook in [h for h in pending if h.deadline <= now or (stopping and h.stage < OFFERED)]:
+            for hook in [
+                h
+                for h in pending
+                if h.stage < COMMITTED and (h.deadline <= now or (stopping and h.stage < OFFERED))
+            ]:
                 hook.close()  # its client is stuck, gone or too late, or this helper stops
                 pending.remove(hook)
             # Started first, first (the same tick: the lower pid); one waiting for none, at once.
             pending.sort(key=_started)
-            committed = next((h for h in pending if h.stage == COMMITTED), None)
+            # A committed hook whose envelope is still on its way holds no other (its own bounds).
+            committed = next((h for h in pending if h.stage == COMMITTED and h.complete(now)), None)
             if committed is not None:
                 pending.remove(committed)
                 committed.run()
@@ -159,9 +167,8 @@ def in_order(doors: list[Door], served: Served) -> None:
             # the kernel has none, look again after POLL; -2: it ended, look again at once).
             blockers: list[int] = []
             waiting: set[int] = set()  # harnesses one of whose hooks waits: their later ones do too
-            # One offered at a time: its client's clock runs from its `go`, and it is run at once.
-            offered = any(h.stage == OFFERED for h in pending)
-            for hook in [h for h in pending if h.stage == QUEUED and not offered]:
+            # Offered side by side: a client stopped after its `ready` holds no other hook.
+            for hook in [h for h in pending if h.stage == QUEUED]:
                 if hook.turn is not None and hook.turn.harness in waiting:
                     continue
                 late = now >= hook.queued_at + TURN_WAIT
@@ -169,8 +176,7 @@ def in_order(doors: list[Door], served: Served) -> None:
                 if late or not earlier:
                     for spawn in earlier:
                         served.add(spawn)  # waited for once: no later hook waits for it again
-                    offered = hook.offer()
-                    if not offered:
+                    if not hook.offer():
                         pending.remove(hook)
                 elif hook.turn is not None:
                     waiting.add(hook.turn.harness)

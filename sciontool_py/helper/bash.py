@@ -30,11 +30,15 @@ is slow to answer.
 
 from __future__ import annotations
 
+import io
 import os
 from _operator import _compare_digest  # hmac.compare_digest's own: hmac loads OpenSSL (8 ms)
 
 from sciontool_py import fs, process, turns
+from sciontool_py.errors import EventError
 from sciontool_py.helper import client, relayed
+from sciontool_py.receiver import stdin
+from sciontool_py.receiver.stdin import Incoming
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,11 +213,17 @@ class Shell:
         self.pid, self.argv = 0, [""]
         self.data: _socket.socket | None = None  # the envelope's one-off port
         self.stream: _socket.socket | None = None  # the envelope's connection to it
-        self.source: BinaryIO | None = None  # the shell's stdin pipe, opened here
+        self.source: int | None = None  # the shell's stdin pipe, opened here (non-blocking)
+        self.positional: list[str] = []
+        self.incoming: Incoming | None = None  # the envelope so far, once the hook is committed
+        self.envelope: bytes | None = None  # the envelope, once whole
+        self.refused: EventError | None = None  # or why it was not taken
         self.cwd = ""
         self.environ: dict[str, str] = {}
 
     def fileno(self) -> int:
+        if self.source is not None and self.stage == turns.COMMITTED:
+            return self.source
         ahead = self.stream or (self.data if self.stage == turns.OFFERED else None) or self.conn
         return ahead.fileno()
 
@@ -228,8 +238,11 @@ class Shell:
                 if word is None:
                     return True  # more to come
                 if word == b"go":
-                    self.stage = turns.COMMITTED
+                    self._commit()
                     return True
+            if self.stage == turns.COMMITTED:
+                self._receive()
+                return True
         except (OSError, ValueError):  # a timeout is an OSError
             pass  # the shell is gone, or sent what relay.bash never sends
         self.close()  # queued: a word before `ready`, or the shell gave up (it runs the hook)
@@ -271,8 +284,57 @@ class Shell:
             return True  # more to come
         if not _compare_digest(proof, self.shells.token):
             raise ValueError("not the shell's")
-        self.stage = turns.COMMITTED
+        self._commit()
         return True
+
+    def _commit(self) -> None:
+        """The hook is the helper's: its envelope is read from here on as it comes, and the hook
+        runs once it is whole. Within the relay's bound: its shell waits no longer for the answer."""
+        import time
+
+        self.stage = turns.COMMITTED
+        if self.source is None and self.stream is None:
+            return  # Codex's notify: no stdin
+        if self.positional:  # `hook EVENT_NAME`'s optional payload, with that form's bounds
+            limit, wait = stdin.POSITIONAL_LIMIT, stdin.POSITIONAL_WAIT
+        else:
+            limit, wait = stdin.ENVELOPE_LIMIT, client.BOUND
+        self.incoming = Incoming(limit, wait, wait, time.monotonic())
+        self.deadline = self.incoming.due()
+
+    def _receive(self) -> None:
+        """What came of the envelope: read as it comes, never waited on (another hook may run)."""
+        import time
+
+        assert self.incoming is not None
+        try:
+            if self.source is not None:
+                chunk = os.read(self.source, self.incoming.room())
+            elif self.stream is not None:
+                chunk = self.stream.recv(self.incoming.room())
+            else:
+                chunk = b""
+        except BlockingIOError:
+            return  # woken for nothing
+        except OSError:
+            chunk = b""  # the writer is gone: what came is all
+        try:
+            self.incoming.feed(chunk, time.monotonic())
+        except EventError as exc:
+            self.refused = exc
+        self.deadline = self.incoming.due()
+
+    def complete(self, now: float) -> bool:
+        """Whether the committed hook can run: its envelope whole, ended, refused or out of time."""
+        if self.incoming is None or self.refused is not None or self.envelope is not None:
+            return True
+        try:
+            self.envelope = self.incoming.envelope(now)
+        except EventError as exc:
+            self.refused = exc
+            return True
+        self.deadline = self.incoming.due()
+        return self.envelope is not None
 
     def offer(self) -> bool:
         """`ready` once the hook is one to run here: its arguments, folder and environment."""
@@ -291,10 +353,10 @@ class Shell:
                 notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's
                 piped = None if notify else _piped_stdin(self.pid)
                 if notify or piped is not None:
-                    if piped is not None:
-                        self.source = open(piped, "rb", buffering=0)  # noqa: SIM115
+                    self.source, self.positional = piped, positional
                     self.conn.sendall(self.shells.served + b" ready -\n")
                 else:
+                    self.positional = positional
                     self.data = _listening(DATA_BACKLOG)  # a one-off port for this hook's envelope
                     port = self.data.getsockname()[1]
                     self.conn.sendall(self.shells.served + b" ready %d\n" % port)
@@ -308,23 +370,21 @@ class Shell:
     def run(self) -> None:
         import io
 
-        stream, conn = self.stream, self.conn
+        stream, conn, incoming, refused = self.stream, self.conn, self.incoming, self.refused
+        data = self.envelope or b""
 
         def answer(out: bytes, err: bytes, code: int) -> None:
             # "open": the envelope came whole from a stdin its harness never closed (no cat: the
             # shell has nothing to stop).
-            ended = stream is None or _ended(stream)
+            ended = stream is None or (incoming is not None and incoming.ended) or _ended(stream)
             conn.setblocking(True)
             conn.settimeout(WAIT)
             status = b"%d %d %d" % (0 if code == 0 else 1, len(out), len(err))
             conn.sendall(status + (b"\n" if ended else b" open\n") + out + err)
 
-        def envelope() -> BinaryIO | None:
-            if stream is None:
-                return self.source or io.BytesIO()  # Codex's notify reads none
-            stream.setblocking(True)  # the envelope's own bounds apply (receiver/stdin.py)
-            # read(2) on the socket, as socket.makefile's reader does it
-            return open(stream.fileno(), "rb", buffering=0, closefd=False)
+        def envelope() -> BinaryIO:
+            # Read already: the hook reads it as it would have read its stdin, or its refusal.
+            return io.BytesIO(data) if refused is None else _Refused(refused)
 
         try:
             args = self.argv[self.argv.index("hook") + 1 :]
@@ -339,9 +399,26 @@ class Shell:
             self.close()
 
     def close(self) -> None:
-        for each in (self.source, self.stream, self.data, self.conn):
+        if self.source is not None:
+            os.close(self.source)
+            self.source = None
+        for each in (self.stream, self.data, self.conn):
             if each is not None:
                 each.close()
+
+
+class _Refused(io.BytesIO):
+    """A stdin that says why the envelope was not taken (too large, incomplete in time) when read,
+    as reading the hook's own stdin would have said it."""
+
+    def __init__(self, error: EventError) -> None:
+        super().__init__()
+        self.error = error
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise self.error
+
+    read1 = read
 
 
 def _parse_hello(data: bytes) -> tuple[bytes, int, list[str]] | None:
@@ -400,8 +477,7 @@ def _piped_stdin(pid: int) -> int | None:
     if not stat.S_ISFIFO(os.fstat(fd).st_mode):
         os.close(fd)
         return None
-    os.set_blocking(fd, True)  # this open file description only: the pipe's others keep theirs
-    return fd
+    return fd  # non-blocking, this open file description only: the pipe's others keep theirs
 
 
 def _owner(path: str) -> int | None:

@@ -90,33 +90,71 @@ def _read_pipe(fd: int, limit: int, deadline: float, first_byte_wait: float) -> 
 
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    end = time.monotonic() + first_byte_wait  # until the first byte, then deadline after it
-    data = bytearray()
-    shape = _Shape()
+    incoming = Incoming(limit, deadline, first_byte_wait, time.monotonic())
     while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            if not data:
-                return b""  # nothing came: read as an empty stdin
-            if _whole(shape, data):
-                return bytes(data)
-            raise EventError(
-                f"stdin still open {deadline:g} s after its first byte without a complete JSON "
-                f"object ({len(data)} bytes read): refused"
-            )
-        if not poller.poll(int(min(left, _PAUSE) * 1000) + 1):
-            # The writer paused: an object already whole is the envelope, whether or not
-            # the pipe is ever closed.
-            if _whole(shape, data):
-                return bytes(data)
-            continue
-        chunk = os.read(fd, min(_CHUNK, limit + 1 - len(data)))
+        now = time.monotonic()
+        envelope = incoming.envelope(now)
+        if envelope is not None:
+            return envelope
+        if poller.poll(int(max(incoming.due() - now, 0.0) * 1000) + 1):
+            incoming.feed(os.read(fd, incoming.room()), time.monotonic())
+
+
+class Incoming:
+    """An envelope as it arrives, under read_envelope's bounds for a pipe: fed as its bytes come,
+    by a reader that waits on it (_read_pipe) or on many at once (the helper's shell relay)."""
+
+    __slots__ = ("limit", "deadline", "data", "shape", "end", "last", "tried", "ended")
+
+    def __init__(self, limit: int, deadline: float, first_byte_wait: float, now: float) -> None:
+        self.limit, self.deadline = limit, deadline
+        self.data = bytearray()
+        self.shape = _Shape()
+        self.end = now + first_byte_wait  # until the first byte, then deadline after it
+        self.last = now  # when the last bytes came
+        self.tried = False  # whether the bytes so far were tried as a whole object at a pause
+        self.ended = False  # the writer closed its end
+
+    def room(self) -> int:
+        """How much the next read may take: past the limit by one byte, which refuses it."""
+        return min(_CHUNK, self.limit + 1 - len(self.data))
+
+    def feed(self, chunk: bytes, now: float) -> None:
+        """CHUNK read at NOW (b"": the end); EventError once past the limit."""
         if not chunk:
-            return bytes(data)
-        if not data:
-            end = time.monotonic() + deadline
-        data += chunk
-        _refuse_past(data, limit)
+            self.ended = True
+            return
+        if not self.data:
+            self.end = now + self.deadline
+        self.data += chunk
+        self.last, self.tried = now, False
+        _refuse_past(self.data, self.limit)
+
+    def due(self) -> float:
+        """When to look again (envelope) if no byte comes: the writer's pause, or the end."""
+        return self.end if self.tried else min(self.end, self.last + _PAUSE)
+
+    def envelope(self, now: float) -> bytes | None:
+        """The envelope once it is here: at the end of the stream; an object already whole when
+        the writer pauses, whether or not it ever closes the pipe; at the end of the time, what
+        came if it is whole (b"" when nothing came). None until then; EventError for what came
+        and is no whole object in time."""
+        if self.ended:
+            return bytes(self.data)
+        if now >= self.end:
+            if not self.data:
+                return b""  # nothing came: read as an empty stdin
+            if _whole(self.shape, self.data):
+                return bytes(self.data)
+            raise EventError(
+                f"stdin still open {self.deadline:g} s after its first byte without a complete JSON "
+                f"object ({len(self.data)} bytes read): refused"
+            )
+        if not self.tried and now >= self.last + _PAUSE:
+            self.tried = True
+            if _whole(self.shape, self.data):
+                return bytes(self.data)
+        return None
 
 
 def _whole(shape: _Shape, data: bytearray) -> bool:

@@ -440,3 +440,68 @@ def test_a_line_read_into_the_harnesss_bash_with_no_helper_runs_the_hook_itself(
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert any(line.endswith("[executing] Running tool: Bash") for line in agent.log_lines)
+
+
+def children(pid: int) -> list[str]:
+    """The programs process PID's children run."""
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [Path(f"/proc/{child}/comm").read_text().strip() for child in found]
+    except OSError:
+        return []
+
+
+def _holds(pid: int, target: str) -> bool:
+    """Whether process PID has TARGET (a readlink of one of its descriptors) open."""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == target for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("given", ["pipe", "socket"])
+def test_an_envelope_its_harness_writes_late_holds_no_other_hook(
+    agent: Agent, shell: Harness, given: str
+) -> None:
+    """A harness of this user that stops mid-envelope (a slow writer, a SIGSTOPped one): the helper
+    took that hook, and reads its envelope as it comes, never waiting on it, so the hooks of
+    another harness are served meanwhile; the late one lands once its envelope is whole."""
+    envelope = json.dumps(
+        claude("PostToolUse", tool_name="Grep", tool_use_id="t7", tool_response="x")
+    ).encode()
+    if given == "pipe":
+        theirs, ours = os.pipe()  # the hook reads, the test writes
+    else:
+        pair = socket.socketpair()
+        ours, theirs = pair[0].detach(), pair[1].detach()
+    try:
+        late = subprocess.Popen(
+            [*SHELL, *GONE, "--dialect=claude"],
+            stdin=theirs,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+        os.close(theirs)
+        os.write(ours, envelope[:20])  # then nothing, for now
+        # Taken: the helper reads the pipe itself; a socket's bytes come through the shell's cat.
+        helper = int(address(agent)[1])
+        if given == "pipe":
+            pipe = os.readlink(f"/proc/self/fd/{ours}")
+            assert eventually(lambda: _holds(helper, pipe))
+        else:
+            assert eventually(lambda: "cat" in children(late.pid))
+        for _ in range(5):
+            assert shell.hook(SESSION[2], "--dialect=claude") == (0, "", "")
+        assert late.poll() is None  # all five served while the late one still waits for its bytes
+        assert info(agent.home)["activity"] == "executing"
+        os.write(ours, envelope[20:])
+        os.close(ours)
+        ours = -1
+        _, err = late.communicate(timeout=HANG_BOUND)
+        assert (late.returncode, err) == (0, b"")
+        assert info(agent.home)["activity"] == "working"
+        assert agent.log_lines[-1].endswith("Tool Grep completed")
+    finally:
+        if ours >= 0:
+            os.close(ours)

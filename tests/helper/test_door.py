@@ -285,3 +285,26 @@ def test_a_burst_of_100_hooks_at_once_loses_none(agent: Agent, shell: Harness) -
     # Relayed, or (not taken within 2 s on a loaded machine) run in its own process: never lost.
     assert results == [(0, b"")] * 100
     assert all(landed(agent, f"b{n}") == 1 for n in range(100))
+
+
+def test_a_client_stopped_after_its_ready_holds_no_other_hook(agent: Agent, shell: Harness) -> None:
+    """A hook process of this user stopped (SIGSTOP, a debugger) between the helper's `ready` and
+    its `go`: the helper offers the next hooks beside it, and lets it go at its own bound."""
+    from sciontool_py.helper import client, wire
+
+    stuck = client.connect(str(agent.home))
+    assert stuck is not None
+    try:
+        envelope = json.dumps(claude("PreToolUse", tool_name="Held")).encode()
+        request = wire.request(
+            str(agent.home), ["--dialect=claude"], [os.fsencode(f"HOME={agent.home}")], envelope
+        )
+        stuck.sendall(len(request).to_bytes(8, "big") + request)
+        assert stuck.recv(1) == wire.READY  # and then nothing: no `go`
+        assert shell.hook(claude("PreToolUse", tool_name="Next"), "--dialect=claude") == (0, "", "")
+        stuck.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            stuck.recv(1)  # still offered (not closed, not run) when the next hook was answered
+    finally:
+        stuck.close()
+    assert landed(agent, "Next") == 1 and landed(agent, "Held") == 0
