@@ -131,7 +131,7 @@ KINDS = (
     ),
 )
 RESIDENT = "sciontool_py.helper.server"
-STANDBY = "sciontool_py.helper.standby"  # the helper's standby, which stays with it
+STANDBY = "scion-standby"  # the helper's standby (a shell: its argv[0]), which stays with it
 
 
 @dataclass

@@ -129,7 +129,7 @@ def in_order(doors: list[Door], served: Served) -> None:
 
     The helper's stop signals wait meanwhile: once one is pending, no connection is taken, those
     not offered yet are closed (their clients run their hooks themselves) and those offered are
-    finished or given up; the signal is taken on return (bash.withdraw_on_stop)."""
+    finished or given up; the signal is taken on return (server.leave_on_stop)."""
     import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
     import select
     import time

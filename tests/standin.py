@@ -118,7 +118,12 @@ def watchers(home: Path) -> list[int]:
                 continue
             # Started, its arguments; left by a hook (server.adopt), its title in one.
             titled = any(a.endswith(b" --home " + os.fsencode(home)) for a in argv)
-            if any(MODULE.encode() in a for a in argv) and (os.fsencode(home) in argv or titled):
+            standby = argv[0] == b"scion-standby"  # a shell that would exec the helper, not one yet
+            if (
+                any(MODULE.encode() in a for a in argv)
+                and (os.fsencode(home) in argv or titled)
+                and not standby
+            ):
                 found.append(int(name))
     return found
 

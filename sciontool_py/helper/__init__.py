@@ -10,7 +10,7 @@ the end of every agent whose harness exits without one (docs/receiver.md, "The h
 - standby.py: the second, small process that takes the helper's place when it dies.
 
 `ps` shows the helper as `scion-helper` (`sciontool_py.helper.server --home HOME`) and its
-standby as `scion-standby` (`sciontool_py.helper.standby --home HOME`).
+standby, a shell, as `scion-standby -c ... HOME ...`.
 """
 
 import os

@@ -166,21 +166,6 @@ def withdraw(home: str, shells: Shells) -> None:
     shells.sock.close()
 
 
-def withdraw_on_stop(home: str, shells: Shells) -> None:
-    """Have the stop signals (SIGHUP, SIGINT, SIGTERM) withdraw SHELLS before they end this
-    helper as they would have: a file naming a dead helper costs a shell nothing, but a pid reused
-    by another process of the user could pass for it. Taken between hooks (turns.in_order)."""
-    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
-
-    def stopped(signum: int, _frame: object) -> None:
-        withdraw(home, shells)
-        _signal.signal(signum, _signal.SIG_DFL)
-        os.kill(os.getpid(), signum)  # ended by it, as without this handler
-
-    for signum in turns.STOPS:
-        _signal.signal(signum, stopped)
-
-
 def door(shells: Shells, home: str) -> turns.Door:
     """The shells' listening socket, for turns.in_order."""
     return shells.sock.fileno(), lambda: _arrive(shells, home)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 Process = tuple[int, int]
-NAME = "scion-helper"  # what `ps` shows it as (standby.retitle)
+NAME = "scion-helper"  # what `ps` shows it as (_retitle)
 REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
 # Outside Scion a user's next session usually comes to the same HOME: a helper that waits for it
 # relays its first hook too (a Python start less, which the harness waits for).
@@ -349,7 +349,7 @@ def main(argv: list[str]) -> int:
     held = harness_exit.take_lock(home)
     if held is None:
         return 0  # another one took the HOME meanwhile
-    standby.retitle(f"{__name__} --home {home}", NAME)  # not `python -c` and its boot code
+    _retitle(f"{__name__} --home {home}", NAME)  # not `python -c` and its boot code
     listener = shells = None
     if not registry.in_scion(home):
         preload()  # before it listens: a hook that comes meanwhile runs by itself, not waiting
@@ -382,7 +382,7 @@ def adopt(home: str, held: int) -> bool:
         try:
             os.setsid()
             os.chdir("/")
-            standby.retitle(f"{__name__} --home {home}", NAME)
+            _retitle(f"{__name__} --home {home}", NAME)
             from sciontool_py.telemetry.launch import worker_environment
 
             kept = worker_environment(os.environ)  # what a started helper gets (launch.py)
@@ -438,7 +438,6 @@ def _serve(
     doors = [door(listener, home)] if listener is not None else []
     if shells is not None:
         doors.append(bash.door(shells, home))
-        bash.withdraw_on_stop(home, shells)
     # Either door readable: both are taken from while a hook of either is on its way.
     servers: dict[int, Callable[[], None]] = {fd: lambda: turns.in_order(doors, served) for fd, _ in doors}
 
@@ -462,9 +461,15 @@ def _serve(
         telemetry.start_later()  # relayed hooks and the ends said here: once they go quiet
     # Should this process die, the standby becomes the helper, as main() with these options.
     spare = standby.Standby(harness_exit.options(home, dialect, dialect_file))
+    spare.want()  # at once: a helper killed in its first second has one to take its place
+
+    def leave() -> None:
+        stop()
+        spare.stop()
+
+    leave_on_stop(leave)
 
     def quiet() -> None:
-        spare.want()  # from the first quiet on: its Python start kept off the session's first burst
         telemetry.start_waiting(log)
 
     try:
@@ -477,3 +482,44 @@ def _serve(
         spare.stop()
         telemetry.start_waiting(log)  # what the last hooks left, before this helper is gone
     return 0
+
+
+def leave_on_stop(leave: Callable[[], None]) -> None:
+    """Have the stop signals (SIGHUP, SIGINT, SIGTERM) call LEAVE before they end this helper as
+    they would have: its address withdrawn (a file naming a dead helper costs a shell nothing,
+    but a pid reused by another process of the user could pass for it) and its standby told to
+    leave too (a helper told to stop is not one that died). Taken between hooks (turns.in_order)."""
+    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (4 ms)
+
+    def stopped(signum: int, _frame: object) -> None:
+        leave()
+        _signal.signal(signum, _signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # ended by it, as without this handler
+
+    for signum in turns.STOPS:
+        _signal.signal(signum, stopped)
+
+
+def _retitle(title: str, name: str) -> None:
+    """Show TITLE as this process's command line and NAME as its name, and blank the
+    environment the kernel shows in /proc/PID/environ: a forked helper would show its hook's
+    command line (to `ps`, and to turns.py, a hook that never ends) and keep its harness's API
+    keys there; a started one (by the standby too), `python -c` and its boot code. Writes its own
+    memory through /proc/self/mem, where exec put argv and then the environment; best effort."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write(name)  # neither a shell, a wrapper, python nor sciontool
+        with open("/proc/self/stat", "rb") as stat:
+            data = stat.read()
+        fields = data[data.rindex(b")") + 2 :].split()
+        arg_start, arg_end, env_start, env_end = (int(f) for f in fields[45:49])  # proc(5) 48-51
+        end = env_end if env_start == arg_end else arg_end  # the title may run into the environment
+        text = os.fsencode(title)[: end - arg_start - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(arg_start)
+            mem.write(text.ljust(end - arg_start, b"\0"))
+            if end == arg_end and env_end > env_start:
+                mem.seek(env_start)
+                mem.write(bytes(env_end - env_start))
+    except (OSError, ValueError, IndexError):
+        pass  # no /proc, or a kernel that will not: the title and environment stay as they were

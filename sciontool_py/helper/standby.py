@@ -1,12 +1,11 @@
 """The helper's standby: a second, small process per HOME that takes the helper's place
 when it dies (the OOM killer, a `kill -9`), so that no one process is the end of an agent's watch.
 
-The helper (server.py) starts it as it starts the telemetry worker (launch.start_detached: a
+The helper (server.py) starts it the moment it starts, as it starts the telemetry worker (a
 session of its own, /dev/null as stdio, the worker's environment), with one end of a socket pair
 as its fd 3; the helper holds the other end, and nothing else holds either (both are
-close-on-exec, and neither process forks). The standby blocks in one read on it: no CPU and no
-wakeups while it waits, its only cost the memory of a Python that imported nothing (about
-9.5 MiB of VmRSS, 3.5 MiB of it its own: the rest is the interpreter's shared pages). Then:
+close-on-exec). The standby is a POSIX shell (SCRIPT), blocked in one read on it: about 1 ms to
+start, no CPU and no wakeups while it waits, about 1 MiB of memory. Then:
 
 - the helper leaves as it should (no agent left, its linger over, its HOME or lock file gone):
   it writes STOP first, and the standby leaves too;
@@ -16,60 +15,45 @@ wakeups while it waits, its only cost the memory of a Python that imported nothi
   that exited meanwhile, and starts a standby of its own. A HOME that was removed is left alone.
 
 The helper reads EOF on its end when the standby dies, collects it and starts another, at most
-one a second. Neither ever signals anything. `ps` shows them as `scion-helper` and
-`scion-standby`, their command lines `sciontool_py.helper.server --home HOME` and
-`sciontool_py.helper.standby --home HOME`.
+one a second. Neither ever signals anything. `ps` shows the helper as `scion-helper`
+(`sciontool_py.helper.server --home HOME`) and the standby's command line as
+`scion-standby -c SCRIPT scion-standby HOME PYTHON ...` (its process name is the shell's).
 """
 
 from __future__ import annotations
 
-import os
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
 
-NAME = "scion-standby"
+NAME = "scion-standby"  # the standby's argv[0]
 FD = 3  # the helper's socket end, as start_detached hands it over (launch.WORKER_FD)
-STOP = b"stop"
-# A standby that dies at once (a Python that cannot start) is started again at most this often.
+STOP = b"stop\n"
+# $1: HOME; then the helper's command line. A line read (STOP) ends it; the end of the stream
+# (the helper died) makes it the helper, unless HOME is gone. Its folder: one never removed.
+SCRIPT = (
+    'cd / || exit 0; IFS= read -r said <&3; exec 3<&-; [ -z "$said" ] && [ -d "$1" ] || exit 0; '
+    'shift; exec "$@"'
+)
+SHELL = "/bin/sh"
+# A standby that dies at once (a shell that cannot start) is started again at most this often.
 RESTART_SECONDS = 1.0
 LEAVE_WAIT = 1.0  # seconds a leaving helper waits to collect its standby (it reads STOP and exits)
 
 
-def main(argv: list[str]) -> int:
-    """The standby as Standby starts it: the helper's options (--home HOME first)."""
-    home = argv[1]
-    os.chdir("/")  # the helper's folder (a started one keeps its hook's) must stay removable
-    retitle(f"{__name__} --home {home}", NAME)
-    if not _helper_died() or not os.path.isdir(home):
-        return 0
+def command(args: list[str]) -> list[str]:
+    """The standby's command line for a helper started with ARGS (--home HOME first)."""
     from sciontool_py.receiver.harness_exit import MODULE
-    from sciontool_py.telemetry.launch import command
+    from sciontool_py.telemetry.launch import command as helper
 
-    helper = command(MODULE, argv)
-    # os.environ: the C library's environment lies in the memory retitle() blanked.
-    os.execve(helper[0], helper, os.environ)
-
-
-def _helper_died() -> bool:
-    """Wait for the helper: False once it said STOP, True once its end closed (it exited)."""
-    try:
-        return not os.read(FD, len(STOP))
-    except OSError:
-        return True  # reset by a helper that died: gone all the same
-    finally:
-        try:
-            os.close(FD)  # not into the helper it may become
-        except OSError:
-            pass  # never had one
+    return [NAME, "-c", SCRIPT, NAME, args[1], *helper(MODULE, args)]
 
 
 class Standby:
-    """The helper's side of its standby: started once the helper's hooks first go quiet (its
-    Python start, about 10 ms of CPU, off the session's busiest moment), again when it dies,
-    told to stop as the helper leaves."""
+    """The helper's side of its standby: started with the helper, again when it dies, told to
+    stop as the helper leaves."""
 
     def __init__(self, args: list[str]) -> None:
         self.args = args  # the helper's options, which the standby execs it with
@@ -94,7 +78,7 @@ class Standby:
     def _start(self) -> None:
         import _socket
 
-        from sciontool_py.telemetry.launch import start_detached
+        from sciontool_py.telemetry.launch import spawn_detached
 
         self.due = time.monotonic() + RESTART_SECONDS  # the next, should this one die or fail
         try:
@@ -102,7 +86,7 @@ class Standby:
         except OSError:
             return  # out of descriptors: tried again
         try:
-            self.pid = start_detached(__name__, self.args, theirs.fileno())
+            self.pid = spawn_detached(SHELL, command(self.args), theirs.fileno())
         except (OSError, ValueError):
             mine.close()
             return
@@ -139,28 +123,3 @@ class Standby:
         else:
             self.sock.close()
             self.sock = None
-
-
-def retitle(title: str, name: str) -> None:
-    """Show TITLE as this process's command line and NAME as its name, and blank the
-    environment the kernel shows in /proc/PID/environ: a forked helper would show its hook's
-    command line (to `ps`, and to turns.py, a hook that never ends) and keep its harness's API
-    keys there; a started one, or the standby, `python -c` and its boot code. Writes its own
-    memory through /proc/self/mem, where exec put argv and then the environment; best effort."""
-    try:
-        with open("/proc/self/comm", "w") as comm:
-            comm.write(name)  # neither a shell, a wrapper, python nor sciontool
-        with open("/proc/self/stat", "rb") as stat:
-            data = stat.read()
-        fields = data[data.rindex(b")") + 2 :].split()
-        arg_start, arg_end, env_start, env_end = (int(f) for f in fields[45:49])  # proc(5) 48-51
-        end = env_end if env_start == arg_end else arg_end  # the title may run into the environment
-        text = os.fsencode(title)[: end - arg_start - 1]
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            mem.seek(arg_start)
-            mem.write(text.ljust(end - arg_start, b"\0"))
-            if end == arg_end and env_end > env_start:
-                mem.seek(env_start)
-                mem.write(bytes(env_end - env_start))
-    except (OSError, ValueError, IndexError):
-        pass  # no /proc, or a kernel that will not: the title and environment stay as they were

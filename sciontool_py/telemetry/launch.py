@@ -94,7 +94,13 @@ def start_detached(
     CPU nothing else wants (Linux's SCHED_IDLE, set before MODULE loads): on two cores the
     worker's OpenTelemetry import and export would otherwise take the CPU from the harness.
     """
-    argv = command(module, args, idle)
+    return spawn_detached(sys.executable, command(module, args, idle), handed_fd, env)
+
+
+def spawn_detached(
+    program: str, argv: list[str], handed_fd: int | None = None, env: Mapping[str, str] | None = None
+) -> int:
+    """Run PROGRAM with ARGV as start_detached runs a module (the helper's standby is a shell)."""
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -111,7 +117,7 @@ def start_detached(
         # An empty signal mask: the helper starts these while it holds SIGTERM, SIGINT
         # and SIGHUP back to finish a hook (helper/relayed.py), and a mask outlives exec.
         pid = os.posix_spawn(
-            sys.executable,
+            program,
             argv,
             worker_environment(os.environ if env is None else env),
             file_actions=actions,

@@ -23,6 +23,7 @@ from standin import StandIn, eventually, holds, info, watchers
 
 from sciontool_py.helper import client, standby
 from sciontool_py.receiver import harness_exit
+from sciontool_py.telemetry import launch
 
 HOME_ENDS_WITHIN = 5.0  # the requirement: a harness's end said, a dead helper replaced
 MARGIN = 5.0  # for a loaded 2-core machine
@@ -71,12 +72,19 @@ def helpers(home: Path) -> list[int]:
     return found
 
 
+def argv0(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return ""
+
+
 def standbys(helper: int) -> list[int]:
-    """The live standbys HELPER started: its children named scion-standby."""
+    """The live standbys HELPER started: its children whose command line says scion-standby."""
     found = []
     for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
         state, parent = stat_of(pid)
-        if parent == helper and state != "Z" and comm(pid) == "scion-standby":
+        if parent == helper and state != "Z" and argv0(pid) == standby.NAME:
             found.append(pid)
     return found
 
@@ -159,6 +167,21 @@ def test_a_harness_killed_after_its_helper_is_said_crashed_and_both_processes_le
     assert not helpers(agent.home) and not standbys(spare)
 
 
+def test_the_standby_is_there_before_the_helper_serves_its_first_hook(agent: Agent, harness: StandIn) -> None:
+    """No window: a helper SIGKILLed in its first moment, hooks still coming (never a quiet
+    second), has a standby already, which says the harness's crash that follows."""
+    harness.send(claude("SessionStart", source="startup"))  # its own process, which left the helper
+    harness.send(TOOL)  # relayed: served by the helper
+    assert eventually(lambda: len(helpers(agent.home)) == 1)
+    [helper] = helpers(agent.home)
+    assert len(standbys(helper)) == 1  # at once, not once the hooks go quiet
+    kill_helper(agent.home, helper)
+    harness.kill()
+    killed = time.monotonic()
+    assert eventually(lambda: info(agent.home).get("phase") == "error"), agent.log_lines
+    assert time.monotonic() - killed < HOME_ENDS_WITHIN + MARGIN
+
+
 def test_a_dead_helper_is_replaced_by_its_standby_which_starts_its_own(
     agent: Agent, harness: StandIn
 ) -> None:
@@ -167,10 +190,11 @@ def test_a_dead_helper_is_replaced_by_its_standby_which_starts_its_own(
     harness.send(TOOL)
     helper = the_helper(agent.home)
     [spare] = standbys(helper)
-    assert rss_kib(spare) < 16 * 1024, rss_kib(spare)  # one Python that imported nothing: ~9 MiB
-    assert (
-        Path(f"/proc/{spare}/cmdline").read_bytes().rstrip(b"\0")
-    ) == b"sciontool_py.helper.standby --home " + bytes(agent.home)
+    assert rss_kib(spare) < 4 * 1024, rss_kib(spare)  # a shell blocked in a read: ~1 MiB
+    assert Path(f"/proc/{spare}/cmdline").read_bytes().split(b"\0")[3:5] == [
+        b"scion-standby",
+        bytes(agent.home),
+    ]
     kill_helper(agent.home, helper)
     replaced = time.monotonic()
     assert eventually(lambda: helpers(agent.home) == [spare] and len(standbys(spare)) == 1)
@@ -277,36 +301,34 @@ def test_a_standby_whose_helper_said_stop_leaves_and_one_told_nothing_becomes_th
     """The standby's own rule, with a socket pair the test holds in the helper's place: STOP is
     the end of it; EOF (the helper died) makes it the resident, which leaves at once with no
     agent to watch and no HOME lock held by another."""
-    import socket
-
     for said in (standby.STOP, b""):
-        mine, theirs = socket.socketpair()
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                STANDBY,
-                str(theirs.fileno()),
-                *harness_exit.options(str(agent.home), None, None),
-            ],
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-            pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL,
-        )
-        theirs.close()
-        try:
-            assert eventually(named(proc.pid, standby.NAME))
-            if said:
-                mine.send(said)
-        finally:
-            mine.close()
-        assert proc.wait(timeout=HANG_BOUND) == 0
+        assert standby_told(agent, said) == 0
         # Told to stop: nothing written; become the resident: it took the lock, found no agent.
         assert (agent.home / ".scion").exists() == (not said)
 
 
-# The standby as start_detached starts it, its helper's end handed over as fd 3 first.
-STANDBY = (
-    f"import os, sys\nos.dup2(int(sys.argv[1]), {standby.FD})\n"
-    f"from {standby.__name__} import main\nsys.exit(main(sys.argv[2:]))"
-)
+def standby_told(agent: Agent, said: bytes) -> int:
+    """A standby started as the helper starts it (its end of a socket pair as fd 3, a session of
+    its own; a child of this test), told SAID (b"": its helper's end closed); its exit status."""
+    import socket
+
+    mine, theirs = socket.socketpair()
+    options = harness_exit.options(str(agent.home), None, None)
+    pid = launch.spawn_detached(standby.SHELL, standby.command(options), theirs.fileno(), agent.env)
+    theirs.close()
+    try:
+        assert eventually(lambda: argv0(pid) == standby.NAME)
+        if said:
+            mine.send(said)
+    finally:
+        mine.close()
+    codes: list[int] = []
+
+    def ended() -> bool:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            codes.append(os.waitstatus_to_exitcode(status))
+        return bool(done)
+
+    assert eventually(ended)
+    return codes[0]
