@@ -285,13 +285,29 @@ def read(home: str, key: str) -> Record | None:
 def write(home: str, record: Record) -> None:
     """Replace the record (its folder made when missing). Not fsynced: after a crash the worst is
     an agent listed as it was a moment before, and the status file itself is fsynced."""
-    data = gojson.dumps(record.to_value())
+    data = _fitting(record)
     try:
         write_atomic(home, f"{FOLDER}/{record.key}.json", data, mode=0o600, sync=False)
     except FileNotFoundError:  # the first record: its folders are made once, not on every hook
         ensure_folder(home, ".scion")
         ensure_folder(home, FOLDER)
         write_atomic(home, f"{FOLDER}/{record.key}.json", data, mode=0o600, sync=False)
+
+
+def _fitting(record: Record) -> bytes:
+    """RECORD's bytes, within what read() takes: its sessions' state can pass MAX_BYTES (eight
+    sessions of 32 calls in flight with long ids and names), and is then left out (its calls in
+    flight forgotten, as after a crash), then all of its status but activity and phase; a record
+    read as missing would make the agent's next hook a new agent."""
+    value = record.to_value()
+    data = gojson.dumps(value).encode("utf-8", "surrogatepass")
+    if len(data) > MAX_BYTES and "state" in value:
+        del value["state"]
+        data = gojson.dumps(value).encode("utf-8", "surrogatepass")
+    if len(data) > MAX_BYTES:
+        value["info"] = {k: v for k, v in record.info.items() if k in ("activity", "phase")}
+        data = gojson.dumps(value).encode("utf-8", "surrogatepass")
+    return data
 
 
 # Names looked at in the folder, whatever else is there: the readers of every record (a hook

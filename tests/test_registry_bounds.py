@@ -114,3 +114,30 @@ def test_the_watcher_reads_a_record_again_only_once_its_file_changed(tmp_path: P
     assert harness_exit.targets(home) == {(me, start): [record.key]}  # not read again
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
     assert harness_exit.targets(home) == {}  # changed: read, and it ended
+
+
+def test_what_write_leaves_is_always_read_back_its_state_left_out_past_the_cap(tmp_path: Path) -> None:
+    """Every text at MAX_TEXT of characters JSON escapes (6 bytes each) and a full sessions'
+    state pass MAX_BYTES: the record leaves the state out (its calls in flight forgotten, as after
+    a crash) rather than become one read() refuses, which made the agent's next hook a new agent."""
+    home = str(tmp_path)
+    record = registry.Record("p8-8")
+    record.created, record.since = 1_700_000_000.5, 1_700_000_001.5
+    record.message = record.name = record.session = "\x01" * registry.MAX_TEXT
+    record.info = {"activity": "executing", "toolName": "Bash"}
+    record.state = {
+        "open": {
+            f"s{n}": [[f"id:{n}-{c}".ljust(256, "t"), "Bash", False] for c in range(32)] for n in range(8)
+        }
+    }
+    assert len(gojson.dumps(record.to_value())) > registry.MAX_BYTES
+    registry.write(home, record)
+    read = registry.read(home, "p8-8")
+    assert read is not None
+    assert (read.created, read.since, read.message, read.info) == (
+        record.created,
+        record.since,
+        record.message,
+        record.info,
+    )
+    assert read.state == {}
