@@ -81,6 +81,9 @@ def flush_std() -> None:
             pass  # closed by the harness: what it held could not be written anyway
 
 
+RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
+
+
 def write_stdout(text: str, wait: float) -> bool:
     """Write text to stdout, waiting at most wait seconds for a reader; False when some of it
     could not be written (a full pipe nobody reads, a closed stdout)."""

@@ -85,7 +85,6 @@ Options:
 """,
 }
 _VALUED = ("--dialect", "--dialect-file")
-RESPONSE_WAIT_SECONDS = 5.0  # for a stdout pipe that is full: harnesses read it as it comes
 
 
 class HelpRequested(Exception):
@@ -159,7 +158,7 @@ def hook_command(args: list[str], log: AgentLog, origin: int = 0, in_helper: boo
         data = os.fsencode(positional[0]) if positional else read_stdin()
         answer = run_hook(dialect, dialect_file, data, log, event, origin)
     if answer.response and sys.stdout is not None:  # None: the harness closed stdout
-        from sciontool_py.console import write_stdout
+        from sciontool_py.console import RESPONSE_WAIT_SECONDS, write_stdout
 
         # Bounded: a response larger than the pipe holds, with nobody reading, blocked forever.
         if not write_stdout(answer.response, RESPONSE_WAIT_SECONDS):

@@ -82,23 +82,24 @@ def _exit_now(code: int) -> None:
 
 def _relay(args: list[str]) -> int | None:
     """The hook run by HOME's helper (helper/client.py): its exit status; None when this process
-    must run it, with stdin as the relay left it."""
+    must run it, on its stdin (or what the helper read of it, should it hand it back)."""
     from sciontool_py.helper import client
 
     try:
         return client.relay(args)
-    except client.Unrelayed as gone:
-        error = gone.error
-        if error is not None:  # stdin refused the envelope: said as the hook says it
+    except client.Unrelayed as back:
+        said = back.error
+        if said:  # stdin refused the envelope: said as the hook says it
             from sciontool_py import fastpath
+            from sciontool_py.errors import EventError
 
             def refused(args: list[str], log: object) -> None:
-                raise error
+                raise EventError(said)
 
             return fastpath.guarded("hook", refused, args)
         import io
 
-        sys.stdin = io.TextIOWrapper(io.BytesIO(gone.data))  # what the relay read, for this process
+        sys.stdin = io.TextIOWrapper(io.BytesIO(back.data))  # what the helper read, for this process
         return None
 
 

@@ -30,15 +30,12 @@ is slow to answer.
 
 from __future__ import annotations
 
-import io
 import os
+import time
 from _operator import _compare_digest  # hmac.compare_digest's own: hmac loads OpenSSL (8 ms)
 
 from sciontool_py import fs, process, turns
-from sciontool_py.errors import EventError
 from sciontool_py.helper import client, relayed
-from sciontool_py.receiver import stdin
-from sciontool_py.receiver.stdin import Incoming
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -187,7 +184,6 @@ class Shell:
     """One shell's hook, from its hello to its answer (turns.Pending)."""
 
     def __init__(self, conn: _socket.socket, shells: Shells, home: str) -> None:
-        import time
 
         self.conn, self.shells, self.home = conn, shells, home
         self.stage = turns.READING
@@ -200,9 +196,7 @@ class Shell:
         self.stream: _socket.socket | None = None  # the envelope's connection to it
         self.source: int | None = None  # the shell's stdin pipe, opened here (non-blocking)
         self.positional: list[str] = []
-        self.incoming: Incoming | None = None  # the envelope so far, once the hook is committed
-        self.envelope: bytes | None = None  # the envelope, once whole
-        self.refused: EventError | None = None  # or why it was not taken
+        self.arrival: relayed.Arrival | None = None  # its envelope, once the hook is committed
         self.cwd = ""
         self.environ: dict[str, str] = {}
 
@@ -225,8 +219,9 @@ class Shell:
                 if word == b"go":
                     self._commit()
                     return True
-            if self.stage == turns.COMMITTED:
-                self._receive()
+            if self.stage == turns.COMMITTED and self.arrival is not None:
+                self.arrival.take(time.monotonic())
+                self.deadline = self.arrival.due()
                 return True
         except (OSError, ValueError):  # a timeout is an OSError
             pass  # the shell is gone, or sent what relay.bash never sends
@@ -234,7 +229,6 @@ class Shell:
         return False
 
     def _hello(self) -> bool:
-        import time
 
         chunk = self.conn.recv(1 << 16)
         if not chunk or len(self.got) + len(chunk) > HELLO_LIMIT:
@@ -273,57 +267,27 @@ class Shell:
         return True
 
     def _commit(self) -> None:
-        """The hook is the helper's: its envelope is read from here on as it comes, and the hook
-        runs once it is whole. Within the relay's bound: its shell waits no longer for the answer."""
-        import time
-
-        self.stage = turns.COMMITTED
-        if self.source is None and self.stream is None:
-            return  # Codex's notify: no stdin
-        if self.positional:  # `hook EVENT_NAME`'s optional payload, with that form's bounds
-            limit, wait = stdin.POSITIONAL_LIMIT, stdin.POSITIONAL_WAIT
-        else:
-            limit, wait = stdin.ENVELOPE_LIMIT, client.BOUND
-        self.incoming = Incoming(limit, wait, wait, time.monotonic())
-        self.deadline = self.incoming.due()
-
-    def _receive(self) -> None:
-        """What came of the envelope: read as it comes, never waited on (another hook may run)."""
-        import time
-
-        assert self.incoming is not None
-        try:
-            if self.source is not None:
-                chunk = os.read(self.source, self.incoming.room())
-            elif self.stream is not None:
-                chunk = self.stream.recv(self.incoming.room())
-            else:
-                chunk = b""
-        except BlockingIOError:
-            return  # woken for nothing
-        except OSError:
-            chunk = b""  # the writer is gone: what came is all
-        try:
-            self.incoming.feed(chunk, time.monotonic())
-        except EventError as exc:
-            self.refused = exc
-        self.deadline = self.incoming.due()
+        """The hook is the helper's: its envelope is read from here on as it comes (Arrival)."""
+        self.stage, now = turns.COMMITTED, time.monotonic()
+        payload = bool(self.positional)  # `hook EVENT_NAME`'s optional payload
+        if self.source is not None:
+            source = self.source
+            self.arrival = relayed.Arrival(source, lambda n: os.read(source, n), payload, now)
+        elif self.stream is not None:
+            stream = self.stream
+            self.arrival = relayed.Arrival(stream.fileno(), stream.recv, payload, now)
+        if self.arrival is not None:
+            self.arrival.take(now)  # usually all there already
+            self.deadline = self.arrival.due()
 
     def complete(self, now: float) -> bool:
-        """Whether the committed hook can run: its envelope whole, ended, refused or out of time."""
-        if self.incoming is None or self.refused is not None or self.envelope is not None:
+        if self.arrival is None or self.arrival.complete(now):
             return True
-        try:
-            self.envelope = self.incoming.envelope(now)
-        except EventError as exc:
-            self.refused = exc
-            return True
-        self.deadline = self.incoming.due()
-        return self.envelope is not None
+        self.deadline = self.arrival.due()
+        return False
 
     def offer(self) -> bool:
         """`ready` once the hook is one to run here: its arguments, folder and environment."""
-        import time
 
         try:
             args = self.argv[self.argv.index("hook") + 1 :]
@@ -355,13 +319,12 @@ class Shell:
     def run(self) -> None:
         import io
 
-        stream, conn, incoming, refused = self.stream, self.conn, self.incoming, self.refused
-        data = self.envelope or b""
+        stream, conn, arrival = self.stream, self.conn, self.arrival
 
         def answer(out: bytes, err: bytes, code: int) -> None:
             # "open": the envelope came whole from a stdin its harness never closed (no cat: the
             # shell has nothing to stop).
-            ended = stream is None or (incoming is not None and incoming.ended) or _ended(stream)
+            ended = stream is None or (arrival is not None and arrival.incoming.ended) or _ended(stream)
             conn.setblocking(True)
             conn.settimeout(WAIT)
             status = b"%d %d %d" % (0 if code == 0 else 1, len(out), len(err))
@@ -369,7 +332,7 @@ class Shell:
 
         def envelope() -> BinaryIO:
             # Read already: the hook reads it as it would have read its stdin, or its refusal.
-            return io.BytesIO(data) if refused is None else _Refused(refused)
+            return io.BytesIO() if arrival is None else arrival.stdin()
 
         try:
             args = self.argv[self.argv.index("hook") + 1 :]
@@ -390,20 +353,6 @@ class Shell:
         for each in (self.stream, self.data, self.conn):
             if each is not None:
                 each.close()
-
-
-class _Refused(io.BytesIO):
-    """A stdin that says why the envelope was not taken (too large, incomplete in time) when read,
-    as reading the hook's own stdin would have said it."""
-
-    def __init__(self, error: EventError) -> None:
-        super().__init__()
-        self.error = error
-
-    def read(self, size: int | None = -1) -> bytes:
-        raise self.error
-
-    read1 = read
 
 
 def _parse_hello(data: bytes) -> tuple[bytes, int, list[str]] | None:

@@ -5,10 +5,10 @@ tens of times a turn). Importing the receiver costs a hook process more than
 everything else it does, so outside Scion the HOME's helper (which also
 watches its agents' harnesses, receiver/harness_exit.py, and runs as long as an agent
 does) keeps the receiver loaded and runs each hook's work for it. This module
-is all the hook process then loads: it reads the envelope exactly as the hook
-would (receiver/stdin.py's bounds), sends it with the hook's arguments, folder
-and environment over a unix socket, and writes back what the helper answered
-(stdout, stderr, the exit status).
+(and wire.py) is all the hook process then loads: it sends the hook's arguments,
+folder and environment over a unix socket, its stdin handed over with them
+(SCM_RIGHTS) for the helper to read once the hook is its own, and writes back
+what the helper answered (stdout, stderr, the exit status).
 
 The socket has an abstract name (no file an agent could plant or replace),
 made of the user id and HOME. Each side checks the other's user id
@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import _socket
 import os
+import sys
 
 from sciontool_py.helper import wire
 
 CONNECT_WAIT = 0.05  # seconds: a helper on this machine accepts at once
 # A stopped or stuck helper costs a hook at most BOUND seconds in all: READY_WAIT for its `ready`
-# (then the hook runs itself, on the bytes it read), the rest for its answer once told `go` (then
+# (then the hook runs itself, its stdin untouched), the rest for its answer once told `go` (then
 # the hook is the helper's: it is never run twice). relay.bash keeps the same two bounds.
 READY_WAIT = 2.0
 BOUND = 5.0
@@ -61,25 +62,10 @@ def connect(home: str) -> _socket.socket | None:
     return None
 
 
-def stdin_of(positional: list[str]) -> bytes:
-    """What this hook reads on stdin (its positional arguments say which form it is), with the
-    bounds the hook itself uses."""
-    from sciontool_py.errors import EventError
-    from sciontool_py.receiver.stdin import read_payload, read_stdin
-
-    if positional and positional[0].lstrip().startswith("{"):
-        return b""  # Codex's notify: the envelope is the argument; stdin is not read
-    if not positional:
-        return read_stdin()
-    try:
-        return read_payload()  # `hook EVENT_NAME` (Copilot CLI): an optional payload
-    except (EventError, OSError, ValueError):
-        return b""  # no payload to take: the event name alone, as the hook does
-
-
 def relayable(args: list[str]) -> list[str] | None:
-    """The positional arguments of `hook ARGS` when a helper may run it; None for what this
-    process must run itself (help, an error the hook itself says, Scion's older status form)."""
+    """The positional arguments of `hook ARGS` when a helper may run it; None for what the hook
+    process must run itself (help, an error the hook itself says, Scion's older status form).
+    Asked by the helper, which has the parser loaded; the hook process only looks for help."""
     from sciontool_py.errors import SciontoolError
     from sciontool_py.fastpath import HOOK_USAGE, HelpRequested, parse_args
 
@@ -94,14 +80,13 @@ def relayable(args: list[str]) -> list[str] | None:
 
 def relay(args: list[str]) -> int | None:
     """`sciontool hook ARGS` run by HOME's helper: its exit status, with its stdout and stderr
-    written here; None when no helper ran it (the caller runs the hook itself, and finds stdin
-    unread, or the bytes in the second element of the failure it raised)."""
+    written here; None when no helper ran it and this process must, its stdin untouched (or, in
+    the rare case the helper read it and then could not run the hook, Unrelayed's bytes)."""
     home = os.environ.get("HOME") or "/home/scion"
     if os.environ.pop(PASSED, None) is not None or not wanted(os.environ, home):
         return None  # popped: the hook's own children (a helper it leaves) never see it
-    positional = relayable(args)
-    if positional is None:
-        return None
+    if "-h" in args or "--help" in args:
+        return None  # help is this process's to print
     sock = connect(home)
     if sock is None:
         return None
@@ -109,25 +94,24 @@ def relay(args: list[str]) -> int | None:
 
     began = monotonic()
     try:
-        try:
-            data = stdin_of(positional)
-        except Exception as exc:  # a refused envelope (too large, too late): the hook says it
-            raise Unrelayed(b"", exc) from None
-        cwd = _cwd()
+        # Stdin goes to the helper as it is (SCM_RIGHTS), read there once the hook is the
+        # helper's: not a byte of it is read here, nor its reader loaded. A terminal is read as
+        # nothing, as the hook reads it.
+        tty = os.isatty(0)
         env = [os.fsencode(f"{k}={v}") for k, v in os.environ.items()]
-        request = wire.request(cwd, args, env, data)
+        request = wire.request(_cwd(), args, env, wire.TTY if tty else wire.HANDED)
+        message = len(request).to_bytes(8, "big") + request
+        handed = [] if tty else [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, (0).to_bytes(4, sys.byteorder))]
         try:
-            # Counted from here, not from stdin: a harness may write the envelope late.
-            began = monotonic()
             sock.settimeout(READY_WAIT)
-            sock.sendall(len(request).to_bytes(8, "big") + request)
+            sock.sendall(message[sock.sendmsg([message], handed) :])
             if sock.recv(1) != wire.READY:
-                raise OSError("not taken")  # declined, gone, or stuck: the hook runs here
+                return None  # declined (help, an error the hook says, a folder gone), or gone
             sock.sendall(wire.GO)
         except (OSError, ValueError):
-            raise Unrelayed(data, None) from None
+            return None  # not taken, or stuck before `ready`: the hook runs here, on its stdin
         # The hook is the helper's now: past here it never runs here, unless the helper says it ran
-        # nothing (its folder went away meanwhile).
+        # nothing (its folder went away meanwhile) and hands back what it read of stdin.
         try:
             sock.settimeout(max(BOUND - (monotonic() - began), 0.001))
             sock.shutdown(_socket.SHUT_WR)
@@ -136,19 +120,18 @@ def relay(args: list[str]) -> int | None:
             reply = []
     finally:
         sock.close()
-    if reply == [b"", b"", b"declined"]:
-        raise Unrelayed(data, None)
+    if len(reply) == 5 and reply[2] == wire.DECLINED:
+        raise Unrelayed(reply[3], os.fsdecode(reply[4]))
+    from sciontool_py.console import RESPONSE_WAIT_SECONDS, write_stderr, write_stdout
+
     if len(reply) != 3 or not reply[2].isdigit():
-        from sciontool_py.fastpath import error_line
-
-        error_line(NO_STATUS)
+        write_stderr(NO_STATUS + "\n", 1.0)
         return 1
-    from sciontool_py.console import write_stderr, write_stdout
-    from sciontool_py.fastpath import RESPONSE_WAIT_SECONDS, error_line
-
     code = int(reply[2])
     errors = reply[1].decode("utf-8", "surrogateescape")
     if reply[0] and not write_stdout(reply[0].decode("utf-8", "surrogateescape"), RESPONSE_WAIT_SECONDS):
+        from sciontool_py.fastpath import error_line
+
         # One line, as the hook would say both: what it could not write, then the response.
         undelivered = f"stdout not read within {RESPONSE_WAIT_SECONDS:g} s: the response was not delivered"
         said = errors.rstrip("\n")
@@ -183,10 +166,10 @@ def _cwd() -> str:
 
 
 class Unrelayed(Exception):
-    """The helper did not run the hook after stdin was read: the hook runs here on DATA (what
-    stdin held), or reports ERROR (stdin's own refusal) as it would have."""
+    """The helper took the hook and read its stdin, then could not run it (its folder went away
+    meanwhile): the hook runs here on DATA, what stdin held, or says ERROR, stdin's refusal."""
 
-    def __init__(self, data: bytes, error: BaseException | None) -> None:
+    def __init__(self, data: bytes, error: str) -> None:
         super().__init__("not relayed")
         self.data = data
         self.error = error

@@ -10,11 +10,14 @@ does not wait for (deferred.py).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
 from sciontool_py import process
+from sciontool_py.errors import EventError
 from sciontool_py.helper import client
+from sciontool_py.receiver import stdin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,8 +56,6 @@ def run(
         return False
     # A helper told to stop finishes the hook first: turns.in_order, which runs this, holds
     # SIGHUP, SIGINT and SIGTERM for as long as it serves.
-    import io
-
     from sciontool_py import fastpath
     from sciontool_py.deferred import AnswerFirst
 
@@ -99,3 +100,76 @@ def _become(environ: dict[str, str]) -> None:
     for key, value in environ.items():
         if os.environ.get(key) != value:
             os.environ[key] = value
+
+
+TAKEN = 8  # reads of at most 1 MiB each at one look: a large envelope lets other hooks in between
+
+
+class Arrival:
+    """A committed hook's envelope, read as its bytes come (never waited on: the helper serves
+    other hooks meanwhile) from RECEIVE, a read of at most N bytes that never blocks
+    (BlockingIOError: nothing yet), under the hook's own rules (stdin.Incoming): a payload's for
+    `hook EVENT_NAME` (PAYLOAD), else the envelope's, within the relay's bound (its client
+    waits no longer)."""
+
+    def __init__(self, fd: int, receive: Callable[[int], bytes], payload: bool, now: float) -> None:
+        limit, wait = (
+            (stdin.POSITIONAL_LIMIT, stdin.POSITIONAL_WAIT)
+            if payload
+            else (stdin.ENVELOPE_LIMIT, client.BOUND)
+        )
+        self.fd, self.receive = fd, receive
+        self.incoming = stdin.Incoming(limit, wait, wait, now)
+        self.envelope: bytes | None = None  # once whole
+        self.refused: EventError | None = None  # or why it was not taken
+
+    def take(self, now: float) -> None:
+        """What has come, up to TAKEN reads at once (an envelope in one piece, and its end, need
+        no second look): called as the hook commits, then whenever poll says more came."""
+        for _ in range(TAKEN):
+            try:
+                chunk = self.receive(self.incoming.room())
+            except BlockingIOError:
+                return  # nothing more yet
+            except OSError:
+                chunk = b""  # the writer is gone: what came is all
+            try:
+                self.incoming.feed(chunk, now)
+            except EventError as exc:
+                self.refused = exc
+                return
+            if not chunk:
+                return
+
+    def complete(self, now: float) -> bool:
+        """Whether the hook can run: its envelope whole, ended, refused or out of time."""
+        if self.refused is not None or self.envelope is not None:
+            return True
+        try:
+            self.envelope = self.incoming.envelope(now)
+        except EventError as exc:
+            self.refused = exc
+            return True
+        return self.envelope is not None
+
+    def due(self) -> float:
+        """When to look again if no byte comes (complete)."""
+        return self.incoming.due()
+
+    def stdin(self) -> BinaryIO:
+        """The envelope as the hook reads its stdin: its bytes, or its refusal when read."""
+        return io.BytesIO(self.envelope or b"") if self.refused is None else _Refused(self.refused)
+
+
+class _Refused(io.BytesIO):
+    """A stdin that says why the envelope was not taken (too large, incomplete in time) when read,
+    as reading the hook's own stdin would have said it."""
+
+    def __init__(self, error: EventError) -> None:
+        super().__init__()
+        self.error = error
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise self.error
+
+    read1 = read

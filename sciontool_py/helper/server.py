@@ -17,9 +17,11 @@ what a hook writes. Its standby (standby.py) takes its place should it die.
 from __future__ import annotations
 
 import os
+import sys
+import time
 
 from sciontool_py import process, registry, telemetry, turns
-from sciontool_py.helper import bash, relayed, standby, wire
+from sciontool_py.helper import bash, client, relayed, standby, wire
 from sciontool_py.receiver import harness_exit
 
 TYPE_CHECKING = False
@@ -29,13 +31,13 @@ if TYPE_CHECKING:
 
 Process = tuple[int, int]
 NAME = "scion-helper"  # what `ps` shows it as (_retitle)
-REQUEST_LIMIT = (128 << 20) + (4 << 20)  # the hook's own envelope limit, and its arguments and environment
+REQUEST_LIMIT = 8 << 20  # a hook's arguments and environment (its stdin is handed over, not sent)
 # Outside Scion a user's next session usually comes to the same HOME: a helper that waits for it
 # relays its first hook too (a Python start less, which the harness waits for).
 LINGER_SWITCH = "SCIONTOOL_HELPER_LINGER"
 LINGER_SECONDS = 300.0
 LINGER_LIMIT = 86400.0
-READ_WAIT = 10.0  # seconds for a relaying hook to send its request (it has read its stdin already)
+READ_WAIT = 2.0  # seconds for a relaying hook to send its request: it sends it at once, and waits no longer
 # Hooks a harness fires come in bursts (a tool's start and end, the model's answer): the telemetry
 # worker starts once none has come for this long (telemetry.start_later), or this long after the
 # burst's first, should it never end (the spool keeps at most 1,000 events).
@@ -92,7 +94,6 @@ def watch(
     from a hook has just answered it). SPARE, its standby, is started (again) whenever it is due
     and none runs, and collected when it dies."""
     import select
-    import time
 
     from sciontool_py.fs import StateLock
 
@@ -244,11 +245,10 @@ def _take(listener: _socket.socket, home: str) -> Request | None:
 
 class Request:
     """One relayed hook (client.py), from its request to its answer (turns.Pending): read whole
-    as it comes (the hook has read its stdin already), `ready` in its turn, run on its `go`."""
+    as it comes, its stdin handed over with it; `ready` in its turn; on its `go`, its stdin read
+    as it comes (relayed.Arrival), then run."""
 
     def __init__(self, conn: _socket.socket, client: int, home: str) -> None:
-        import time
-
         self.conn, self.client, self.home = conn, client, home
         self.stage = turns.READING
         self.turn: turns.Turn | None = None
@@ -258,47 +258,79 @@ class Request:
         self.size = 8  # bytes still to read: of the request's length, then of the request
         self.sized = False  # whether its length is read
         self.request: tuple[str, list[str], dict[str, str], bytes] | None = None
+        self.handed = -1  # the hook's stdin, handed over with the request
+        self.source: Source | None = None  # how it is read: opened anew, or the handed one
+        self.payload = False  # `hook EVENT_NAME`: stdin holds an optional payload
+        self.arrival: relayed.Arrival | None = None
 
     def fileno(self) -> int:
+        if self.stage == turns.COMMITTED and self.arrival is not None:
+            return self.arrival.fd
         return self.conn.fileno()
 
     def advance(self) -> bool:
-        import time
-
         try:
             if self.stage == turns.READING:
-                chunk = self.conn.recv(min(self.size, 1 << 20))
-                if not chunk:
-                    raise ValueError("a relayed request cut short")
-                self.chunks.append(chunk)
-                self.size -= len(chunk)
-                if self.size:
-                    return True
-                data = b"".join(self.chunks)
-                self.chunks = []
-                if not self.sized:
-                    self.size, self.sized = int.from_bytes(data, "big"), True
-                    if not 0 < self.size <= REQUEST_LIMIT:
-                        raise ValueError("a relayed request too large")
-                    return True
-                self.request = wire.unpack(wire.decode(data))
-                if self.request is None or not relayed.runnable(self.home, self.request[0], self.request[2]):
-                    raise ValueError("declined")  # closed before `ready`: it runs by itself
-                self.turn = turns.of(self.client)
-                self.stage, self.queued_at = turns.QUEUED, time.monotonic()
-                self.deadline = self.queued_at + turns.TURN_WAIT + READ_WAIT  # offered by then
-                return True
+                return self._read()
             if self.stage == turns.OFFERED and self.conn.recv(1) == wire.GO:
                 self.stage = turns.COMMITTED
+                if self.source is not None:
+                    self.arrival = relayed.Arrival(
+                        self.source.fd, self.source.read, self.payload, time.monotonic()
+                    )
+                    self.deadline = self.arrival.due()
+                return True
+            if self.stage == turns.COMMITTED and self.arrival is not None:
+                self.arrival.take(time.monotonic())
+                self.deadline = self.arrival.due()
                 return True
         except (OSError, ValueError):
             pass  # the hook is gone, or sent what no relay sends: it runs by itself, or not at all
         self.close()  # queued: a word before `ready`, or the hook gave up (it runs by itself)
         return False
 
-    def offer(self) -> bool:
-        import time
+    def _read(self) -> bool:
+        import _socket
 
+        if self.handed < 0 and not self.chunks and self.size == 8:
+            # The first bytes carry the hook's stdin; made close-on-exec as it arrives.
+            chunk, ancillary, _, _ = self.conn.recvmsg(8, _socket.CMSG_SPACE(4), _socket.MSG_CMSG_CLOEXEC)
+            for level, kind, data in ancillary:
+                if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(data) >= 4:
+                    self.handed = int.from_bytes(data[:4], sys.byteorder)
+        else:
+            chunk = self.conn.recv(min(self.size, 1 << 20))
+        if not chunk:
+            raise ValueError("a relayed request cut short")
+        self.chunks.append(chunk)
+        self.size -= len(chunk)
+        if self.size:
+            return True
+        data = b"".join(self.chunks)
+        self.chunks = []
+        if not self.sized:
+            self.size, self.sized = int.from_bytes(data, "big"), True
+            if not 0 < self.size <= REQUEST_LIMIT:
+                raise ValueError("a relayed request too large")
+            return True
+        self.request = wire.unpack(wire.decode(data))
+        if self.request is None or not relayed.runnable(self.home, self.request[0], self.request[2]):
+            raise ValueError("declined")  # closed before `ready`: it runs by itself
+        positional = client.relayable(self.request[1])
+        if positional is None:
+            raise ValueError("declined")  # help, an error the hook says, Scion's older form
+        notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's: no stdin read
+        if not notify and self.request[3] == wire.HANDED:
+            self.source = _source(self.handed)
+            if self.source is None:
+                raise ValueError("declined")  # a stdin that may block a read: read by the hook
+        self.payload = bool(positional)
+        self.turn = turns.of(self.client)
+        self.stage, self.queued_at = turns.QUEUED, time.monotonic()
+        self.deadline = self.queued_at + turns.TURN_WAIT + READ_WAIT  # offered by then
+        return True
+
+    def offer(self) -> bool:
         try:
             self.conn.sendall(wire.READY)
         except OSError:
@@ -308,13 +340,16 @@ class Request:
         return True
 
     def complete(self, now: float) -> bool:
-        return True  # the request carries the envelope, read by the hook process
+        if self.arrival is None or self.arrival.complete(now):
+            return True
+        self.deadline = self.arrival.due()
+        return False
 
     def run(self) -> None:
         import _socket
         import io
 
-        conn = self.conn
+        conn, arrival = self.conn, self.arrival
 
         def answer(out: bytes, err: bytes, code: int) -> None:
             conn.sendall(wire.encode([out, err, str(code).encode()]))
@@ -324,21 +359,63 @@ class Request:
             conn.setblocking(True)
             conn.settimeout(READ_WAIT)
             if self.request is not None:
-                cwd, args, environ, data = self.request
+                cwd, args, environ, _ = self.request
                 origin = turns.origin(self.turn)
-                if relayed.run(
-                    self.home, self.client, cwd, args, environ, lambda: io.BytesIO(data), answer, origin
-                ):
+                stdin = (lambda: io.BytesIO()) if arrival is None else arrival.stdin
+                if relayed.run(self.home, self.client, cwd, args, environ, stdin, answer, origin):
                     return
-            # Nothing ran (its folder went away meanwhile): the hook runs it itself.
-            conn.sendall(wire.encode([b"", b"", b"declined"]))
+            # Nothing ran (its folder went away meanwhile): the hook runs it itself, on what was read.
+            read = b"" if arrival is None else arrival.envelope or b""
+            refused = b"" if arrival is None or arrival.refused is None else os.fsencode(str(arrival.refused))
+            conn.sendall(wire.encode([b"", b"", wire.DECLINED, read, refused]))
         except (OSError, ValueError):
             return  # the hook is gone: what it was answered, it has
         finally:
             self.close()
 
     def close(self) -> None:
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+        if self.handed >= 0:
+            os.close(self.handed)
+            self.handed = -1
         self.conn.close()
+
+
+class Source:
+    """A hook's handed stdin as the helper reads it: FD to poll, READ of at most N bytes that
+    never blocks, CLOSE for what was opened here."""
+
+    def __init__(self, fd: int, read: Callable[[int], bytes], close: Callable[[], None]) -> None:
+        self.fd, self.read, self.close = fd, read, close
+
+
+def _source(fd: int) -> Source | None:
+    """How to read a hook's handed stdin FD without ever blocking: a pipe opened anew, with
+    O_NONBLOCK on the new open file (not on the harness's); a socket with MSG_DONTWAIT; a file
+    (/dev/null too) as it is. None for anything else (a terminal, a device), and for no FD."""
+    import stat
+
+    if fd < 0:
+        return None
+    found = os.fstat(fd)
+    if stat.S_ISFIFO(found.st_mode):
+        try:
+            own = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        return Source(own, lambda n: os.read(own, n), lambda: os.close(own))
+    if stat.S_ISSOCK(found.st_mode):
+        import _socket
+
+        sock = _socket.socket(fileno=os.dup(fd))
+        return Source(sock.fileno(), lambda n: sock.recv(n, _socket.MSG_DONTWAIT), sock.close)
+    if stat.S_ISREG(found.st_mode) or (
+        stat.S_ISCHR(found.st_mode) and found.st_rdev == os.stat(os.devnull).st_rdev
+    ):
+        return Source(fd, lambda n: os.read(fd, n), lambda: None)
+    return None
 
 
 def main(argv: list[str]) -> int:

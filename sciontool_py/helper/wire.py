@@ -3,9 +3,11 @@
 
 The socket's abstract name is made of the user id and HOME (no file an agent could plant or
 replace). A request is length-prefixed parts (4 bytes each, big-endian) behind an 8-byte
-length: `hook1`, the hook's folder, its arguments, its environment and its stdin's bytes. The
-helper answers READY once the hook's turn has come, the client GO (from then on the hook is the
-helper's), and the helper the hook's stdout, stderr and exit status, as three parts.
+length: `hook2`, the hook's folder, its arguments, its environment and HANDED (its stdin, handed
+over with the first bytes as SCM_RIGHTS) or TTY. The helper answers READY once the hook's turn has
+come, the client GO (from then on the hook is the helper's, which reads its stdin), and the
+helper the hook's stdout, stderr and exit status, as three parts; or DECLINED, what it read of
+stdin and stdin's refusal, when it could not run the hook after all.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import os
 import sys
 
 READY, GO = b"r", b"g"
-REQUEST = b"hook1"
+REQUEST = b"hook2"  # hook1 carried stdin's bytes
+# What a request says of the hook's stdin: handed over with it (SCM_RIGHTS), or a terminal.
+HANDED, TTY = b"fd", b"tty"
+DECLINED = b"declined"
 
 
 def address(home: str) -> bytes:
@@ -60,15 +65,15 @@ def read_all(sock: _socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def request(cwd: str, args: list[str], env: list[bytes], data: bytes) -> bytes:
-    """A hook's request, as unpack() reads it."""
-    return encode([REQUEST, os.fsencode(cwd), encode([os.fsencode(a) for a in args]), encode(env), data])
+def request(cwd: str, args: list[str], env: list[bytes], stdin: bytes) -> bytes:
+    """A hook's request, as unpack() reads it; STDIN: HANDED or TTY."""
+    return encode([REQUEST, os.fsencode(cwd), encode([os.fsencode(a) for a in args]), encode(env), stdin])
 
 
 def unpack(request: list[bytes]) -> tuple[str, list[str], dict[str, str], bytes] | None:
-    """A relayed request's folder, hook arguments, environment and stdin; None for what no relay
-    sends."""
-    if len(request) != 5 or request[0] != REQUEST:
+    """A relayed request's folder, hook arguments, environment and what it says of stdin; None
+    for what no relay sends."""
+    if len(request) != 5 or request[0] != REQUEST or request[4] not in (HANDED, TTY):
         return None
     env = decode(request[3])
     environ = dict(os.fsdecode(item).partition("=")[::2] for item in env)

@@ -159,11 +159,14 @@ def test_the_hook_process_loads_only_the_relay_when_the_helper_runs(agent: Agent
     assert done.returncode == 0
     loaded = loaded_modules(done.stderr.decode())
     assert "sciontool_py.helper.client" in loaded
-    assert not loaded & {
-        "sciontool_py.receiver.hook",
-        "sciontool_py.dialect.normalize",
-        "sciontool_py.receiver.handlers",
-        "sciontool_py.gojson",  # an envelope on a pipe the harness closed is never counted
+    # Not even the envelope's reader or the argument parser: stdin is handed to the helper.
+    assert {m for m in loaded if m.startswith("sciontool_py")} == {
+        "sciontool_py",
+        "sciontool_py.main",
+        "sciontool_py.console",
+        "sciontool_py.helper",
+        "sciontool_py.helper.client",
+        "sciontool_py.helper.wire",
     }
     assert info(agent.home)["activity"] == "executing"  # the resident ran it
 
@@ -619,3 +622,118 @@ def test_a_dialect_file_changed_between_relayed_hooks_is_read_anew(
     code, _, err = harness.hook(SESSION[3], f"--dialect-file={dialect}")
     assert code == 1 and str(dialect) in err  # the edit, not the dialect loaded before it
     assert info(agent.home)["activity"] == "executing"
+
+
+def relayed_hook(agent: Agent, stdin: object, envelope: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """The real hook with STDIN as given (a descriptor, a file), under -X importtime: what it
+    loaded says whether the helper ran it."""
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "sciontool_py", "hook", "--dialect=claude"],
+        stdin=stdin,  # type: ignore[arg-type]
+        input=envelope or None,
+        capture_output=True,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        timeout=HANG_BOUND,
+    )
+
+
+@pytest.mark.parametrize("kind", ["socket", "file", "devnull"])
+def test_a_hooks_stdin_of_any_kind_is_handed_to_the_helper_and_read_there(
+    agent: Agent, harness: Harness, tmp_path: Path, kind: str
+) -> None:
+    """Node harnesses give a socket, a shell redirect a file, a detached run /dev/null: each is
+    handed over (SCM_RIGHTS) and read by the helper as the hook would read it."""
+    envelope = json.dumps(claude("PreToolUse", tool_name=f"via-{kind}")).encode()
+    if kind == "socket":
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            ours.sendall(envelope)
+            ours.shutdown(socket.SHUT_WR)
+            done = relayed_hook(agent, theirs.fileno())
+    elif kind == "file":
+        path = tmp_path / "envelope.json"
+        path.write_bytes(envelope)
+        with path.open("rb") as handle:
+            done = relayed_hook(agent, handle)
+    else:
+        done = relayed_hook(agent, subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert "sciontool_py.receiver.hook" not in loaded_modules(done.stderr.decode())  # the helper ran it
+    if kind == "devnull":
+        assert not any("via-" in line for line in agent.log_lines)  # an empty stdin: no event
+    else:
+        assert agent.log_lines[-1].endswith(f"Running tool: via-{kind}")
+        assert info(agent.home)["toolName"] == f"via-{kind}"
+
+
+def test_a_relayed_hooks_envelope_written_late_holds_no_other_hook(agent: Agent, harness: Harness) -> None:
+    envelope = json.dumps(claude("PreToolUse", tool_name="Late")).encode()
+    read_end, write_end = os.pipe()
+    try:
+        late = subprocess.Popen(
+            [*HOOK, "--dialect=claude"],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+        )
+        os.close(read_end)
+        os.write(write_end, envelope[:20])  # then nothing, for now
+        helper = watchers(agent.home)[0]
+        pipe = os.readlink(f"/proc/self/fd/{write_end}")
+        assert eventually(lambda: holds_open(helper, pipe))  # handed over, opened anew by the helper
+        for n in range(5):
+            assert harness.hook(claude("PreToolUse", tool_name=f"other{n}"), "--dialect=claude") == (
+                0,
+                "",
+                "",
+            )
+        assert late.poll() is None  # all five served while it waits for its bytes
+        os.write(write_end, envelope[20:])
+        os.close(write_end)
+        write_end = -1
+        _, err = late.communicate(timeout=HANG_BOUND)
+        assert (late.returncode, err) == (0, b"")
+        assert agent.log_lines[-1].endswith("Running tool: Late")
+    finally:
+        if write_end >= 0:
+            os.close(write_end)
+
+
+def holds_open(pid: int, target: str) -> bool:
+    """Whether process PID has TARGET (a readlink of one of its descriptors) open."""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == target for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def test_a_hook_the_helper_took_and_then_could_not_run_gets_its_stdin_back(
+    agent: Agent, harness: Harness, tmp_path: Path
+) -> None:
+    """Its folder removed between `ready` and `go`: the helper has read the envelope, runs
+    nothing, and hands back exactly what it read, for the hook to run itself (main._relay)."""
+    folder = tmp_path / "going"
+    folder.mkdir()
+    envelope = json.dumps(claude("PreToolUse", tool_name="Back")).encode()
+    sock = client.connect(str(agent.home))
+    assert sock is not None
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, envelope)
+        os.close(write_end)
+        env = [os.fsencode(f"{k}={v}") for k, v in {**agent.env, "SCIONTOOL_EXIT_WATCH": "on"}.items()]
+        request = wire.request(str(folder), ["--dialect=claude"], env, wire.HANDED)
+        message = len(request).to_bytes(8, "big") + request
+        handed = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, read_end.to_bytes(4, sys.byteorder))]
+        sock.settimeout(HANG_BOUND)
+        sock.sendall(message[sock.sendmsg([message], handed) :])
+        assert sock.recv(1) == wire.READY
+        folder.rmdir()
+        sock.sendall(wire.GO)
+        sock.shutdown(socket.SHUT_WR)
+        assert wire.decode(wire.read_all(sock)) == [b"", b"", wire.DECLINED, envelope, b""]
+    finally:
+        os.close(read_end)
+        sock.close()
+    assert not any("Back" in line for line in agent.log_lines)  # nothing ran there

@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -296,10 +297,15 @@ def test_a_client_stopped_after_its_ready_holds_no_other_hook(agent: Agent, shel
     assert stuck is not None
     try:
         envelope = json.dumps(claude("PreToolUse", tool_name="Held")).encode()
-        request = wire.request(
-            str(agent.home), ["--dialect=claude"], [os.fsencode(f"HOME={agent.home}")], envelope
-        )
-        stuck.sendall(len(request).to_bytes(8, "big") + request)
+        read_end, write_end = os.pipe()
+        os.write(write_end, envelope)
+        os.close(write_end)
+        env = [os.fsencode(f"HOME={agent.home}")]
+        request = wire.request(str(agent.home), ["--dialect=claude"], env, wire.HANDED)
+        message = len(request).to_bytes(8, "big") + request
+        handed = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, read_end.to_bytes(4, sys.byteorder))]
+        stuck.sendall(message[stuck.sendmsg([message], handed) :])  # as client.relay sends it
+        os.close(read_end)
         assert stuck.recv(1) == wire.READY  # and then nothing: no `go`
         assert shell.hook(claude("PreToolUse", tool_name="Next"), "--dialect=claude") == (0, "", "")
         stuck.setblocking(False)
