@@ -90,6 +90,8 @@ class Row:
             value["parent"] = record.parent
         if record.exit_code is not None:
             value["exitCode"] = record.exit_code
+        if record.resumed:
+            value["resumed"] = record.resumed  # how its session's previous process ended
         if record.tokens:
             value["tokens"] = record.tokens  # Scion's contract: input without cache reads and writes
         detail = info.get("detail")

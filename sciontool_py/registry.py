@@ -101,6 +101,7 @@ class Record:
         "guessed",
         "failed",
         "exit_code",
+        "resumed",
         "info",
         "state",
         "tokens",
@@ -123,6 +124,7 @@ class Record:
         self.guessed = False  # its crash was the exit watcher's guess (no exit code, no end hook)
         self.failed = False  # the turn's last model call failed: a late end of it is no clean exit
         self.exit_code: int | None = None
+        self.resumed = ""  # how its session's previous process ended, when this one resumed it
         self.info: dict[str, object] = {}
         self.state: dict[str, object] = {}
         self.tokens: dict[str, object] = {}  # Scion's token types (and model calls) counted so far
@@ -147,6 +149,7 @@ class Record:
         for key, item in (
             ("name", self.name),
             ("parent", self.parent),
+            ("resumed", self.resumed),
             ("state", self.state),
             ("tokens", self.tokens),
             ("usage", self.usage),
@@ -216,6 +219,7 @@ def _parse(key: str, data: bytes) -> Record:
     record.project = _text(value.get("project", ""))
     record.name = _text(value.get("name", ""))
     record.parent = _text(value.get("parent", ""))
+    record.resumed = _text(value.get("resumed", ""))
     record.message = _text(value.get("message", ""))
     record.created = _number(value.get("created", 0))
     record.since = _number(value.get("since", 0))

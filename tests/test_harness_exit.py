@@ -396,3 +396,54 @@ def test_signal_spy_is_real(tmp_path: Path) -> None:
         timeout=HANG_BOUND,
     )
     assert f"SIG{signal.SIGCONT.name[3:]}" in trace.read_text()
+
+
+RESUMERS = [
+    "claude",
+    "codex",
+    "gemini",
+    "opencode",
+    "copilot",
+    "qwen-code",
+]  # issue 51: harnesses that resume
+
+
+def resumed(dialect: str, tool: str, session: str = "s1") -> dict[str, object]:
+    """A tool's start in session SESSION, its id where the dialect reads it (or at the top)."""
+    return {"session_id": session, **envelope(dialect, "tool-start", tool_name=tool, session_id=session)}
+
+
+@pytest.mark.parametrize("dialect", RESUMERS)
+def test_a_session_resumed_after_a_crash_continues_its_agent_one_row(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn], dialect: str
+) -> None:
+    """`claude --resume ID` after a `kill -9`: the new process's hooks name the same session, and
+    the agent continues (its start kept, its crash said in `resumed`) instead of a second row
+    that read Crashed beside it for an hour."""
+    first = start(stand_ins, agent, tmp_path, dialect)
+    first.send(resumed(dialect, "Bash"))
+    [(old_key, old)] = records(agent.home).items()
+    first.kill()
+    assert eventually(lambda: info(agent.home).get("phase") == "error"), agent.log_lines
+    again = start(stand_ins, agent, tmp_path, dialect)
+    again.send(resumed(dialect, "Grep"))
+    [(key, record)] = records(agent.home).items()
+    assert key != old_key and key.startswith(f"p{again.proc.pid}-")
+    assert record["created"] == old["created"] and record["resumed"] == "crashed"
+    listed = json.loads(agent.run("agents", "--json").stdout)
+    assert [(row["key"], row["live"], row["resumed"]) for row in listed] == [(key, True, "crashed")]
+    assert info(agent.home).get("activity") == "executing"
+
+
+def test_another_session_or_a_live_process_of_it_is_another_agent(
+    agent: Agent, tmp_path: Path, stand_ins: list[StandIn]
+) -> None:
+    first = start(stand_ins, agent, tmp_path, "claude")
+    first.send(resumed("claude", "Bash"))
+    second = start(stand_ins, agent, tmp_path, "claude")
+    second.send(resumed("claude", "Bash"))  # the first lives
+    first.kill()
+    assert eventually(lambda: any(r["info"].get("phase") == "error" for r in records(agent.home).values()))  # type: ignore[union-attr]
+    third = start(stand_ins, agent, tmp_path, "claude")
+    third.send(resumed("claude", "Bash", "s2"))  # another session
+    assert len(records(agent.home)) == 3

@@ -17,7 +17,7 @@ import os
 import time
 
 from sciontool_py import process, registry
-from sciontool_py.fs import attempt, regular_size
+from sciontool_py.fs import attempt, regular_size, remove
 from sciontool_py.receiver.handlers import agent_info, sessions
 
 TYPE_CHECKING = False
@@ -148,6 +148,8 @@ def find(home: str, session: str, dialect: str, origin: int = 0) -> registry.Rec
         # The first agent this HOME has seen takes up what the status file says (left by
         # Scion, by an earlier version, or by nothing).
         record.info = agent_info.read(home)
+    elif at >= 0:
+        _resume(home, record, session)
     registry.prune(home, now, keep=key)
     return record
 
@@ -166,6 +168,40 @@ def _gone_agent(home: str, session: str) -> str:
         ):
             return record.key
     return ""
+
+
+def _resume(home: str, record: registry.Record, session: str) -> None:
+    """A harness that resumes a session whose process has exited (`claude --resume ID` after a
+    crash, `codex exec resume --last`) continues that agent: one agent, one row. The new record
+    takes the old one's start and says how it ended (RECORD.resumed); the old one goes."""
+    if not session:
+        return
+    for previous in sorted(registry.records(home), key=lambda r: r.updated, reverse=True):
+        running = previous.process
+        if (
+            previous.key != record.key
+            and previous.session == session[: registry.MAX_TEXT]
+            and previous.harness == record.harness
+            and (running is None or not process.alive(running))
+        ):
+            record.created = previous.created
+            record.name = record.name or previous.name
+            record.resumed = _ending(previous)
+            try:
+                remove(home, f"{registry.FOLDER}/{previous.key}.json")
+            except OSError:
+                pass  # a folder at the name: it reads as missing anyway
+            return
+
+
+def _ending(record: registry.Record) -> str:
+    """How an agent whose harness has exited ended, in words."""
+    phase = record.info.get("phase")
+    if phase == "error":
+        return "crashed" if record.exit_code is None else f"crashed (exit {record.exit_code})"
+    if phase == "stopped":
+        return "stopped"
+    return "exited without its end"
 
 
 def _place(home: str, record: registry.Record, chain: list[tuple[int, int, bytes]]) -> None:
