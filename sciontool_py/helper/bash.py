@@ -277,7 +277,6 @@ class Shell:
             stream = self.stream
             self.arrival = relayed.Arrival(stream.fileno(), stream.recv, payload, now)
         if self.arrival is not None:
-            self.arrival.take(now)  # usually all there already
             self.deadline = self.arrival.due()
 
     def complete(self, now: float) -> bool:
@@ -300,7 +299,10 @@ class Shell:
             ):
                 self.environ = environ
                 notify = bool(positional) and positional[0].lstrip().startswith("{")  # Codex's
-                piped = None if notify else _piped_stdin(self.pid)
+                # A pipe (Codex's, Python harnesses') is read here, with no cat and no second
+                # connection; anything else comes over a port (a socket, as Node harnesses give
+                # it, cannot be opened through /proc).
+                piped = None if notify else relayed.pipe_reader(f"/proc/{self.pid}/fd/0")
                 if notify or piped is not None:
                     self.source, self.positional = piped, positional
                     self.conn.sendall(self.shells.served + b" ready -\n")
@@ -393,25 +395,6 @@ def _ended(stream: _socket.socket) -> bool:
         return stream.recv(1, _socket.MSG_PEEK) == b""
     except BlockingIOError:
         return False
-
-
-def _piped_stdin(pid: int) -> int | None:
-    """The shell's stdin opened anew when it is a pipe (Codex's, Python harnesses'): the helper
-    then reads the envelope from the pipe itself, with no cat and no second connection. None for
-    anything else, which the shell sends over a port: a unix socket (Node harnesses give those,
-    and a socket cannot be opened through /proc), a file, a terminal, /dev/null."""
-    import stat
-
-    try:
-        # Non-blocking: a pipe whose writer is gone opens at once all the same; no terminal
-        # becomes this process's.
-        fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    return fd  # non-blocking, this open file description only: the pipe's others keep theirs
 
 
 def _owner(path: str) -> int | None:

@@ -122,10 +122,11 @@ class Arrival:
         self.incoming = stdin.Incoming(limit, wait, wait, now)
         self.envelope: bytes | None = None  # once whole
         self.refused: EventError | None = None  # or why it was not taken
+        self.take(now)  # usually all there already, as the hook commits
 
     def take(self, now: float) -> None:
         """What has come, up to TAKEN reads at once (an envelope in one piece, and its end, need
-        no second look): called as the hook commits, then whenever poll says more came."""
+        no second look): as the hook commits, then whenever poll says more came."""
         for _ in range(TAKEN):
             try:
                 chunk = self.receive(self.incoming.room())
@@ -173,3 +174,20 @@ class _Refused(io.BytesIO):
         raise self.error
 
     read1 = read
+
+
+def pipe_reader(path: str) -> int | None:
+    """PATH (a descriptor under /proc) opened anew when it is a pipe: a descriptor of this
+    process's own, non-blocking on this open file only (the harness's keeps its mode), never a
+    terminal's controller. None for anything else, which a read could block on."""
+    import stat
+
+    try:
+        # Non-blocking: a pipe whose writer is gone opens at once all the same.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd

@@ -401,11 +401,8 @@ def _source(fd: int) -> Source | None:
         return None
     found = os.fstat(fd)
     if stat.S_ISFIFO(found.st_mode):
-        try:
-            own = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError:
-            return None
-        return Source(own, lambda n: os.read(own, n), lambda: os.close(own))
+        own = relayed.pipe_reader(f"/proc/self/fd/{fd}")
+        return None if own is None else Source(own, lambda n: os.read(own, n), lambda: os.close(own))
     if stat.S_ISSOCK(found.st_mode):
         import _socket
 
