@@ -23,7 +23,16 @@ import pytest
 from conftest import HANG_BOUND, Agent, wired_in_bash
 from standin import eventually, holds, info, watchers
 
-from helper.test_client import HOOK, SESSION, Harness, claude, helper_runs, session_both_ways, started
+from helper.test_client import (
+    HOOK,
+    SESSION,
+    Harness,
+    claude,
+    helper_runs,
+    hook_process,
+    session_both_ways,
+    started,
+)
 from sciontool_py.harness.program import relay_prefix
 from sciontool_py.helper import bash
 
@@ -307,13 +316,7 @@ def test_a_stdin_its_harness_never_closes_leaves_no_cat_waiting_on_it(agent: Age
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, json.dumps(SESSION[2]).encode())
-        proc = subprocess.Popen(
-            [*SHELL, *GONE, "--dialect=claude"],
-            stdin=read_end,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-        )
+        proc = hook_process(agent, [*SHELL, *GONE], read_end, subprocess.PIPE)
         os.close(read_end)
         _, err = proc.communicate(timeout=HANG_BOUND)
         assert (proc.returncode, err) == (0, b"")  # the object, taken once the writer paused
@@ -451,14 +454,6 @@ def children(pid: int) -> list[str]:
         return []
 
 
-def _holds(pid: int, target: str) -> bool:
-    """Whether process PID has TARGET (a readlink of one of its descriptors) open."""
-    try:
-        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == target for fd in os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("given", ["pipe", "socket"])
 def test_an_envelope_its_harness_writes_late_holds_no_other_hook(
     agent: Agent, shell: Harness, given: str
@@ -475,20 +470,14 @@ def test_an_envelope_its_harness_writes_late_holds_no_other_hook(
         pair = socket.socketpair()
         ours, theirs = pair[0].detach(), pair[1].detach()
     try:
-        late = subprocess.Popen(
-            [*SHELL, *GONE, "--dialect=claude"],
-            stdin=theirs,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-        )
+        late = hook_process(agent, [*SHELL, *GONE], theirs)
         os.close(theirs)
         os.write(ours, envelope[:20])  # then nothing, for now
         # Taken: the helper reads the pipe itself; a socket's bytes come through the shell's cat.
         helper = int(address(agent)[1])
         if given == "pipe":
             pipe = os.readlink(f"/proc/self/fd/{ours}")
-            assert eventually(lambda: _holds(helper, pipe))
+            assert eventually(lambda: holds(helper, Path(pipe)))
         else:
             assert eventually(lambda: "cat" in children(late.pid))
         for _ in range(5):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_BOUND, Agent
 from otlp import GrpcReceiver
-from standin import StandIn, eventually, info, records, watchers
+from standin import StandIn, eventually, holds, info, records, watchers
 
 from sciontool_py import fs
 from sciontool_py.helper import client, wire
@@ -83,6 +83,20 @@ for line in sys.stdin:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+def hook_process(
+    agent: Agent, prefix: list[str], stdin: int, stdout: int = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
+    """The real hook (through PREFIX, `... hook`) as a harness starts it on STDIN, the helper
+    wanted; its stderr a pipe."""
+    return subprocess.Popen(
+        [*prefix, "--dialect=claude"],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
+    )
 
 
 def helper_runs(agent: Agent) -> bool:
@@ -670,18 +684,12 @@ def test_a_relayed_hooks_envelope_written_late_holds_no_other_hook(agent: Agent,
     envelope = json.dumps(claude("PreToolUse", tool_name="Late")).encode()
     read_end, write_end = os.pipe()
     try:
-        late = subprocess.Popen(
-            [*HOOK, "--dialect=claude"],
-            stdin=read_end,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**agent.env, "SCIONTOOL_EXIT_WATCH": "on"},
-        )
+        late = hook_process(agent, HOOK, read_end)
         os.close(read_end)
         os.write(write_end, envelope[:20])  # then nothing, for now
         helper = watchers(agent.home)[0]
         pipe = os.readlink(f"/proc/self/fd/{write_end}")
-        assert eventually(lambda: holds_open(helper, pipe))  # handed over, opened anew by the helper
+        assert eventually(lambda: holds(helper, Path(pipe)))  # handed over, opened anew by the helper
         for n in range(5):
             assert harness.hook(claude("PreToolUse", tool_name=f"other{n}"), "--dialect=claude") == (
                 0,
@@ -698,14 +706,6 @@ def test_a_relayed_hooks_envelope_written_late_holds_no_other_hook(agent: Agent,
     finally:
         if write_end >= 0:
             os.close(write_end)
-
-
-def holds_open(pid: int, target: str) -> bool:
-    """Whether process PID has TARGET (a readlink of one of its descriptors) open."""
-    try:
-        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == target for fd in os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return False
 
 
 def test_a_hook_the_helper_took_and_then_could_not_run_gets_its_stdin_back(
