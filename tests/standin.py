@@ -109,11 +109,12 @@ def eventually(check: Callable[[], bool], bound: float = HANG_BOUND) -> bool:
 
 def watchers(home: Path) -> list[int]:
     """The pids of the exit watchers started for HOME."""
-    found = []
+    found: dict[int, bytes] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+                line = Path(f"/proc/{name}/cmdline").read_bytes()
+                argv = line.split(b"\0")
             except OSError:
                 continue
             # Started, its arguments; left by a hook (server.adopt), its title in one.
@@ -124,8 +125,18 @@ def watchers(home: Path) -> list[int]:
                 and (os.fsencode(home) in argv or titled)
                 and not standby
             ):
-                found.append(int(name))
-    return found
+                found[int(name)] = line
+    # A process a watcher is spawning (its standby, a telemetry worker) shows the watcher's own
+    # command line until it execs (posix_spawn shares the memory): never a watcher itself.
+    return [pid for pid, line in found.items() if found.get(_parent(pid)) != line]
+
+
+def _parent(pid: int) -> int:
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0
+    return int(data[data.rindex(b")") + 2 :].split()[1])
 
 
 def info(home: Path) -> dict[str, object]:

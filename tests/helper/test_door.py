@@ -23,7 +23,7 @@ from standin import eventually, watchers
 
 from helper.test_bash import GONE, SHELL, address, started_at
 from helper.test_client import HOOK, Harness, claude, helper_runs, started
-from sciontool_py.helper import bash
+from sciontool_py.helper import bash, wire
 
 pytestmark = pytest.mark.skipif(not SHELL, reason="the shell relay needs Linux and bash")
 BOUND = 5.0  # seconds a stopped or stuck helper may cost a hook in all (docs/receiver.md)
@@ -44,7 +44,7 @@ def targets():
             found.append((socket.AF_INET, ("127.0.0.1", int(f[1][9:], 16))))
     for line in open("/proc/net/unix").read().splitlines()[1:]:
         f = line.split()
-        if len(f) > 7 and f[7].startswith("@sciontool-py-"):
+        if len(f) > 7 and f[7] == sys.argv[2]:
             found.append((socket.AF_UNIX, "\0" + f[7][1:]))
     return found
 while True:
@@ -144,6 +144,9 @@ def test_another_user_connecting_first_and_flooding_drops_delays_and_feeds_no_ho
             "-c",
             ATTACK,
             str(os.geteuid()),
+            # The victim HOME's own socket: another test's (a squatter run as this same other
+            # user, test_client.py) is not this attack's to count.
+            "@" + wire.address(str(agent.home))[1:].decode(),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -294,7 +297,7 @@ def test_a_burst_of_100_hooks_at_once_loses_none(agent: Agent, shell: Harness) -
 def test_a_client_stopped_after_its_ready_holds_no_other_hook(agent: Agent, shell: Harness) -> None:
     """A hook process of this user stopped (SIGSTOP, a debugger) between the helper's `ready` and
     its `go`: the helper offers the next hooks beside it, and lets it go at its own bound."""
-    from sciontool_py.helper import client, wire
+    from sciontool_py.helper import client
 
     stuck = client.connect(str(agent.home))
     assert stuck is not None
